@@ -1,0 +1,20 @@
+"""citeaudit: tell a documented answer from one merely decorated with sources.
+
+Three separate checks: retrieval (were the evidence documents found?), support (does the exact cited
+passage support each claim?) and completeness (how many required facts does the answer convey, with
+support?).
+"""
+
+from ._version import __version__
+from .errors import CiteauditError, InputError, JudgeError, MissingJudgment, Problem, UnlabelledPair
+from .judges import CuratedJudge, Judge, Judgments, JudgmentStore, RecordedJudge, make_judge, register_judge
+from .loading import load_cases, parse_cases
+from .metrics import Ratio, Report, Settings, score_cases
+from .records import Answer, Case, Claim, Document, Judgment, Passage, RequiredFact, Statement
+
+__all__ = [
+    "Answer", "Case", "CiteauditError", "Claim", "CuratedJudge", "Document", "InputError", "Judge",
+    "JudgeError", "Judgment", "JudgmentStore", "Judgments", "MissingJudgment", "Passage", "Problem",
+    "Ratio", "RecordedJudge", "Report", "RequiredFact", "Settings", "Statement", "UnlabelledPair",
+    "__version__", "load_cases", "make_judge", "parse_cases", "register_judge", "score_cases",
+]

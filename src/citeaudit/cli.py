@@ -1,0 +1,206 @@
+"""The `citeaudit` command line: one thin command per verb."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+
+import click
+
+from ._version import __version__
+from .errors import CiteauditError, InputError
+
+FORMATS = click.Choice(["text", "json", "markdown"])
+
+
+def _parse_ks(value: str) -> tuple[int, ...]:
+    try:
+        ks = tuple(sorted({int(k) for k in value.split(",") if k.strip()}))
+    except ValueError:
+        raise click.BadParameter(f"expected comma-separated integers, got {value!r}") from None
+    if not ks or min(ks) < 1:
+        raise click.BadParameter("every k must be a positive integer")
+    return ks
+
+
+class _Group(click.Group):
+    """Turns citeaudit's own errors into a clear message and its exit code (no traceback)."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except CiteauditError as err:
+            kind = "bad input" if isinstance(err, InputError) else "error"
+            click.echo(f"citeaudit: {kind}:\n{err}" if isinstance(err, InputError) else f"citeaudit: {err}",
+                       err=True)
+            ctx.exit(err.exit_code)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="citeaudit")
+def main() -> None:
+    """Check cited answers: were the right documents retrieved, does each cited passage support its
+    claim, and how many required facts does the answer convey with support?
+
+    \b
+    Start here:
+      citeaudit examples                      the worked examples, scored
+      citeaudit examples --write cases/       copy their case files to edit
+      citeaudit score cases/p7_archive.json   score a case file (JSON or JSONL)
+      citeaudit validate my_cases.jsonl       check input without scoring
+      citeaudit schema                        the JSON Schema of a case
+
+    Exit codes: 0 done, 2 bad input, 3 a judge could not judge or a recorded judgment is missing.
+    """
+
+
+def _load(paths: Sequence[str]):
+    from .loading import load_cases
+
+    return load_cases(paths)
+
+
+def _judgments(cases, judge_name: str, store_path: str | None, replay: bool):
+    from .judges import Judgments, JudgmentStore, RecordedJudge, make_judge
+
+    judge = make_judge(judge_name, cases)
+    store = JudgmentStore(store_path) if store_path else None
+    if replay:
+        if store is None:
+            raise click.UsageError("--replay needs --store")
+        judge = RecordedJudge(store, judge.signature)
+    return Judgments(judge, store)
+
+
+JUDGE_HELP = "judge that labels (claim, cited passages) pairs; see `citeaudit judges`"
+
+
+@main.command()
+@click.argument("cases", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--judge", "judge_name", default="curated", show_default=True, help=JUDGE_HELP)
+@click.option("--store", type=click.Path(dir_okay=False),
+              help="SQLite file of recorded judgments: read first, new judgments written to it")
+@click.option("--replay", is_flag=True, help="judge only from --store; a missing judgment is an error")
+@click.option("--k", "ks", default="1,3,5,10", show_default=True, callback=lambda c, p, v: _parse_ks(v),
+              help="cut-offs for recall@k and facts@k")
+@click.option("--alce-zero-precision", is_flag=True,
+              help="score precision 0 for an answer without citations (ALCE eval.py); default n/a")
+@click.option("--format", "fmt", type=FORMATS, default="text", show_default=True)
+def score(cases, judge_name, store, replay, ks, alce_zero_precision, fmt):
+    """Score the answers in CASES (JSON or JSONL case files)."""
+    from .metrics import Settings, score_cases
+
+    loaded = _load(cases)
+    settings = Settings(ks=ks, no_citation_precision="zero" if alce_zero_precision else "n/a")
+    report = score_cases(loaded, _judgments(loaded, judge_name, store, replay), settings)
+    _emit(report, fmt)
+
+
+def _emit(report, fmt: str) -> None:
+    from .report.render import print_text, to_json, to_markdown
+
+    if fmt == "json":
+        click.echo(json.dumps(to_json(report), ensure_ascii=False, indent=2))
+    elif fmt == "markdown":
+        click.echo(to_markdown(report), nl=False)
+    else:
+        from rich.console import Console
+
+        print_text(report, Console(soft_wrap=False))
+
+
+@main.command()
+@click.argument("cases", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--judge", "judge_name", default="curated", show_default=True, help=JUDGE_HELP)
+@click.option("--store", type=click.Path(dir_okay=False), required=True, help="SQLite file to fill")
+@click.option("--list", "list_path", type=click.Path(dir_okay=False),
+              help="also write every judgment the metrics may need to this JSONL file")
+@click.option("--all", "fill_all", is_flag=True,
+              help="judge every listed pair up front, in batches (for model judges), not only those scoring reaches")
+def prepare(cases, judge_name, store, list_path, fill_all):
+    """Judge what scoring CASES needs and record it in --store.
+
+    Safe to interrupt: each judgment is committed as it is made, and a rerun asks the judge only
+    for what is missing. Then `citeaudit score CASES --judge NAME --store DB --replay` scores offline.
+    """
+    from .metrics import Settings, plan_requests, score_cases
+
+    loaded = _load(cases)
+    judgments = _judgments(loaded, judge_name, store, replay=False)
+    requests = plan_requests(loaded)
+    if list_path:
+        with open(list_path, "w", encoding="utf-8") as fh:
+            for r in requests:
+                fh.write(json.dumps({"text": r.text, "passages": [p.identity() for p in r.passages]},
+                                    ensure_ascii=False) + "\n")
+    if fill_all:
+        _fill_with_progress(judgments, requests)
+    score_cases(loaded, judgments, Settings())  # reaches exactly the pairs the metrics need
+    click.echo(f"{len(requests)} pairs listed; judge asked {judgments.asked}; "
+               f"store {store} holds {len(judgments.store)} judgments", err=True)
+
+
+def _fill_with_progress(judgments, requests) -> None:
+    from rich.progress import Progress
+
+    with Progress(disable=not sys.stderr.isatty(), transient=True) as progress:
+        task = progress.add_task("judging", total=len(requests))
+        judgments.fill(requests, progress=lambda n: progress.advance(task, n))
+
+
+@main.command()
+@click.argument("cases", nargs=-1, required=True, type=click.Path(dir_okay=False))
+def validate(cases):
+    """Check CASES without scoring; every problem is listed as file:line: field: message."""
+    loaded = _load(cases)
+    answers = sum(len(c.case.answers) for c in loaded)
+    click.echo(f"ok: {len(loaded)} case(s), {answers} answer(s)")
+
+
+@main.command()
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--write", "write_dir", type=click.Path(file_okay=False),
+              help="copy the example case files into this folder instead of scoring them")
+def examples(fmt, write_dir):
+    """Score the built-in worked examples: the P7 archive, the returns desk and the manual audit."""
+    from . import examples as ex
+
+    if write_dir:
+        for path in ex.write_examples(write_dir):
+            click.echo(str(path))
+        return
+    figures = ex.run_examples()
+    if fmt == "json":
+        from .report.render import to_json
+
+        click.echo(json.dumps({
+            "p7_archive": to_json(figures.p7),
+            "returns_desk": to_json(figures.returns_desk),
+            "unknown_source_error": figures.unknown_source_error,
+            "no_citations": to_json(figures.no_citations),
+            "manual_audit": to_json(figures.manual_audit),
+        }, ensure_ascii=False, indent=2))
+    else:
+        click.echo(ex.render_examples(figures))
+
+
+@main.command()
+def schema():
+    """Print the JSON Schema of a case."""
+    from .records import Case
+
+    click.echo(json.dumps(Case.model_json_schema(), indent=2, ensure_ascii=False))
+
+
+@main.command()
+def judges():
+    """List the available judges."""
+    from .judges import available_judges
+
+    for name, description in available_judges().items():
+        click.echo(f"{name:12} {description}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

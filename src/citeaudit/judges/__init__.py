@@ -1,0 +1,90 @@
+"""Judges behind one protocol, a registry to name them, and the judgment source scoring reads."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from ..errors import UnknownJudge
+from ..records import Judgment, SourcePassage
+from ..resolve import ResolvedCase
+from .base import Judge, Request, judge_many
+from .curated import CuratedJudge
+from .store import JudgmentStore, RecordedJudge, judgment_key
+
+__all__ = [
+    "CuratedJudge", "Judge", "JudgmentStore", "Judgments", "RecordedJudge", "Request",
+    "available_judges", "judge_many", "judgment_key", "make_judge", "register_judge",
+]
+
+JudgeFactory = Callable[[str, Sequence[ResolvedCase]], Judge]
+_REGISTRY: dict[str, tuple[JudgeFactory, str]] = {}
+
+
+def register_judge(name: str, description: str) -> Callable[[JudgeFactory], JudgeFactory]:
+    """Register a factory `(argument, cases) -> Judge` under `name` (used as `name` or `name:argument`)."""
+
+    def decorate(factory: JudgeFactory) -> JudgeFactory:
+        _REGISTRY[name] = (factory, description)
+        return factory
+
+    return decorate
+
+
+@register_judge("curated", "human labels given in the cases' `labels`; an unlabelled pair is an error")
+def _curated(argument: str, cases: Sequence[ResolvedCase]) -> Judge:
+    return CuratedJudge.from_cases(cases)
+
+
+def available_judges() -> dict[str, str]:
+    return {name: description for name, (_, description) in sorted(_REGISTRY.items())}
+
+
+def make_judge(spec: str, cases: Sequence[ResolvedCase]) -> Judge:
+    name, _, argument = spec.partition(":")
+    if name not in _REGISTRY:
+        known = ", ".join(sorted(_REGISTRY))
+        raise UnknownJudge(f"unknown judge '{spec}'; known judges: {known}")
+    return _REGISTRY[name][0](argument, cases)
+
+
+class Judgments:
+    """What scoring reads: each pair judged once, from the store when recorded there, else by the judge
+    (and then recorded). Passing a RecordedJudge makes it replay-only."""
+
+    def __init__(self, judge: Judge, store: JudgmentStore | None = None):
+        self.judge = judge
+        self.store = store
+        self._memo: dict[Request, Judgment] = {}
+        self.asked = 0  # how many pairs the judge itself was asked (not memo or store)
+
+    @property
+    def signature(self) -> str:
+        return self.judge.signature
+
+    def get(self, text: str, passages: Sequence[SourcePassage]) -> Judgment:
+        request = Request.of(text, passages)
+        if request in self._memo:
+            return self._memo[request]
+        found = self.store.get(request, self.signature) if self.store else None
+        if found is None:
+            found = self.judge.judge(request.text, request.passages)
+            if not isinstance(self.judge, RecordedJudge):
+                self.asked += 1
+                if self.store is not None:
+                    self.store.put(request, found)
+        self._memo[request] = found
+        return found
+
+    def fill(self, requests: Sequence[Request], batch_size: int = 64, progress: Callable[[int], None] | None = None) -> int:
+        """Judge every request not yet in the store, in batches; returns how many were judged."""
+        missing = [r for r in dict.fromkeys(requests) if not (self.store and self.store.get(r, self.signature))]
+        for i in range(0, len(missing), batch_size):
+            chunk = missing[i : i + batch_size]
+            for request, judgment in zip(chunk, judge_many(self.judge, chunk)):
+                self._memo[request] = judgment
+                if self.store is not None:
+                    self.store.put(request, judgment)
+            self.asked += len(chunk)
+            if progress:
+                progress(len(chunk))
+        return len(missing)

@@ -1,0 +1,299 @@
+"""Score answers: retrieval, support, ALCE citation recall/precision, coverage and abstention.
+
+Per answer we collect raw counts (sacrebleu's habit: statistics first, scores from the sums), so that
+many answers aggregate by summing numerators and denominators. ALCE's own corpus figures average per
+answer; those are offered under their own names (`alce_citation_recall`, `alce_citation_precision`).
+
+Judgments are read lazily from a `Judgments` source: only the pairs a metric actually needs are asked
+for (a citation's "without" check only when it fails "alone", as ALCE does).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from .._version import __version__
+from ..judges import Judgments, Request
+from ..records import LABELS, Answer, Judgment, SourcePassage
+from ..resolve import ResolvedCase
+from . import names as N
+from .ratio import Ratio, mean_of
+
+NO_CITATION_JUDGE = "rule:no-citation"
+
+REASON_NOT_SUPPORTED = "The cited set does not support the whole statement, so this citation receives no precision credit."
+REASON_ALONE = "It supports the statement on its own."
+REASON_NEEDED = "The rest of the cited set does not support the statement without it."
+REASON_REDUNDANT = "It does not support the statement alone, and the rest of the cited set supports it without it."
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every setting that changes a figure; each one goes into the figures' signatures."""
+
+    ks: tuple[int, ...] = (1, 3, 5, 10)
+    # ALCE's eval.py scores precision 0 for an answer with no citations; by default it is undefined.
+    no_citation_precision: Literal["n/a", "zero"] = "n/a"
+
+
+@dataclass
+class CitationCheck:
+    """ALCE's precision rule for one citation of a statement (the seed desk's `citationChecks`)."""
+
+    id: str
+    alone: bool | None  # None: not needed to decide
+    without: bool | None
+    precise: bool
+    reason: str
+
+    def to_dict(self) -> dict:
+        return {"id": self.id, "alone": self.alone, "without": self.without, "precise": self.precise,
+                "reason": self.reason}
+
+
+@dataclass
+class ClaimResult:
+    statement: int
+    index: int
+    id: str | None
+    text: str
+    citations: list[str]
+    facts: list[str]
+    judgment: Judgment
+
+    @property
+    def supported(self) -> bool:
+        return self.judgment.supports
+
+
+@dataclass
+class StatementResult:
+    index: int
+    id: str | None
+    text: str
+    kind: str
+    citations: list[str]
+    judgment: Judgment | None = None  # the whole cited set vs the statement (claim statements only)
+    checks: list[CitationCheck] = field(default_factory=list)
+
+    @property
+    def supported(self) -> bool:
+        return self.judgment is not None and self.judgment.supports
+
+
+@dataclass
+class AnswerResult:
+    case_id: str
+    answer_id: str
+    system: str
+    statements: list[StatementResult]
+    claims: list[ClaimResult]
+    covered_facts: list[str]
+    required_facts: list[str]
+    settings: Settings
+
+    @property
+    def abstained(self) -> bool:
+        return not self.claims
+
+    def label_counts(self) -> dict[str, int]:
+        counts = Counter(c.judgment.label for c in self.claims)
+        return {label: counts.get(label, 0) for label in LABELS}
+
+    def ratios(self) -> dict[str, Ratio]:
+        claims, stmts = self.claims, [s for s in self.statements if s.kind == "claim"]
+        no_claims = "abstention: the answer makes no claim"
+        citations = sum(len(s.citations) for s in stmts)
+        credited = sum(c.precise for s in stmts for c in s.checks)
+        zero = self.settings.no_citation_precision == "zero"
+        return {
+            N.CITATION_PRESENCE: Ratio(sum(bool(c.citations) for c in claims), len(claims), no_claims),
+            N.SUPPORT: Ratio(sum(c.supported for c in claims), len(claims), no_claims),
+            N.CITATION_RECALL: Ratio(sum(s.supported for s in stmts), len(stmts), no_claims),
+            N.CITATION_PRECISION: Ratio(
+                credited, citations,
+                "no citations (ALCE convention: 0)" if zero else "no citations",
+                0.0 if zero else None,
+            ),
+            N.COVERAGE: Ratio(len(self.covered_facts), len(self.required_facts), "no required facts"),
+            N.ABSTENTION: Ratio(int(self.abstained), 1),
+        }
+
+
+def _judge_set(judgments: Judgments, text: str, passages: Sequence[SourcePassage]) -> Judgment:
+    if not passages:
+        # An empty set supports nothing; the judge is not asked.
+        return Judgment(label="none", judge=NO_CITATION_JUDGE, explanation="no passage is cited")
+    return judgments.get(text, passages)
+
+
+def citation_checks(judgments: Judgments, text: str, cited: Sequence[SourcePassage]) -> tuple[Judgment, list[CitationCheck]]:
+    """The cited set's judgment and ALCE's alone/without precision check for each citation (§3.3)."""
+    joint = _judge_set(judgments, text, cited)
+    if not joint.supports:
+        single = len(cited) == 1  # alone == the set; without == the empty set: both known for free
+        return joint, [
+            CitationCheck(p.id, False if single else None, False if single else None, False, REASON_NOT_SUPPORTED)
+            for p in cited
+        ]
+    if len(cited) == 1:
+        return joint, [CitationCheck(cited[0].id, True, False, True, REASON_ALONE)]
+    checks = []
+    for p in cited:
+        if _judge_set(judgments, text, [p]).supports:
+            checks.append(CitationCheck(p.id, True, None, True, REASON_ALONE))
+            continue
+        rest = [q for q in cited if q.id != p.id]
+        without = _judge_set(judgments, text, rest).supports
+        checks.append(CitationCheck(p.id, False, without, not without,
+                                    REASON_REDUNDANT if without else REASON_NEEDED))
+    return joint, checks
+
+
+def score_answer(rc: ResolvedCase, answer: Answer, judgments: Judgments, settings: Settings) -> AnswerResult:
+    statements: list[StatementResult] = []
+    claims: list[ClaimResult] = []
+    for s, st in enumerate(answer.statements):
+        cited_ids = st.cited_ids()
+        result = StatementResult(s, st.id, st.text, st.kind, cited_ids)
+        if st.kind == "claim":
+            result.judgment, result.checks = citation_checks(judgments, st.text, rc.cited(cited_ids))
+            for c, claim in enumerate(st.atomic_claims()):
+                ids = list(claim.citations or [])
+                judgment = _judge_set(judgments, claim.text, rc.cited(ids))
+                claims.append(ClaimResult(s, c, claim.id, claim.text, ids, list(claim.facts), judgment))
+        statements.append(result)
+    required = [f.id for f in rc.case.facts]
+    conveyed = {f for c in claims if c.supported for f in c.facts}
+    return AnswerResult(
+        case_id=rc.id,
+        answer_id=answer.id,
+        system=answer.system or answer.id,
+        statements=statements,
+        claims=claims,
+        covered_facts=[f for f in required if f in conveyed],
+        required_facts=required,
+        settings=settings,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Retrieval: a property of the case's ranking, not of any answer.
+
+
+def retrieval_ratios(rc: ResolvedCase, settings: Settings) -> dict[str, Ratio]:
+    case = rc.case
+    out: dict[str, Ratio] = {}
+    for k in settings.ks:
+        top = set(case.ranking[:k]) if case.ranking is not None else set()
+        if case.ranking is None:
+            out[N.at_k("recall", k)] = Ratio(0, 0, "no ranking given")
+            out[N.at_k("facts", k)] = Ratio(0, 0, "no ranking given")
+            continue
+        gold = case.gold_documents
+        out[N.at_k("recall", k)] = Ratio(sum(d in top for d in gold), len(gold), "no gold documents")
+        covered = sum(all(rc.passages[p].doc_id in top for p in f.passages) for f in case.facts)
+        out[N.at_k("facts", k)] = Ratio(covered, len(case.facts), "no required facts")
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Signatures and the whole report.
+
+
+def signature(name: str, judge: str | None, settings: Settings) -> str:
+    parts = [name]
+    if judge is not None:
+        parts.append(f"judge:{judge}")
+    if name in (N.CITATION_PRECISION, N.ALCE_CITATION_PRECISION):
+        parts.append(f"nocite:{'0' if settings.no_citation_precision == 'zero' else 'n/a'}")
+    at_k = N.parse_at_k(name)
+    if at_k:
+        parts.append("gold:documents" if at_k[0] == "recall" else "gold:facts")
+    else:
+        parts.append("agg:" + ("mean-per-answer" if name in N.MEAN_MEASURES else "sum"))
+    parts.append(f"version:{__version__}")
+    return "|".join(parts)
+
+
+@dataclass
+class Report:
+    """Everything one scoring run produced: per-case retrieval, per-answer results, summaries."""
+
+    cases: list[ResolvedCase]
+    answers: list[AnswerResult]
+    retrieval: dict[str, dict[str, Ratio]]  # case id -> name -> ratio
+    judge_signature: str
+    settings: Settings
+
+    def summary(self, results: Sequence[AnswerResult] | None = None) -> dict[str, Ratio]:
+        """Summed ratios over answers, plus ALCE's per-answer means."""
+        results = self.answers if results is None else results
+        out: dict[str, Ratio] = {}
+        for r in results:
+            for name, ratio in r.ratios().items():
+                out[name] = out[name] + ratio if name in out else ratio
+        per_answer = [r.ratios() for r in results]
+        out[N.ALCE_CITATION_RECALL] = mean_of(
+            [r[N.CITATION_RECALL].value for r in per_answer], "no answer with statements")
+        out[N.ALCE_CITATION_PRECISION] = mean_of(
+            [r[N.CITATION_PRECISION].value for r in per_answer], "no answer with citations")
+        return out
+
+    def retrieval_summary(self) -> dict[str, Ratio]:
+        out: dict[str, Ratio] = {}
+        for ratios in self.retrieval.values():
+            for name, ratio in ratios.items():
+                out[name] = out[name] + ratio if name in out else ratio
+        return out
+
+    def by_system(self) -> dict[str, list[AnswerResult]]:
+        groups: dict[str, list[AnswerResult]] = {}
+        for r in self.answers:
+            groups.setdefault(r.system, []).append(r)
+        return groups
+
+    def label_counts(self, results: Sequence[AnswerResult] | None = None) -> dict[str, int]:
+        total = Counter()
+        for r in self.answers if results is None else results:
+            total.update(r.label_counts())
+        return {label: total.get(label, 0) for label in LABELS}
+
+    def signature(self, name: str) -> str:
+        judged = N.parse_at_k(name) is None and name not in N.JUDGE_FREE
+        return signature(name, self.judge_signature if judged else None, self.settings)
+
+
+def score_cases(cases: Sequence[ResolvedCase], judgments: Judgments, settings: Settings = Settings()) -> Report:
+    """Score every answer of every case. Stops with the judge's error on a pair it cannot judge."""
+    answers = [score_answer(rc, a, judgments, settings) for rc in cases for a in rc.case.answers]
+    retrieval = {rc.id: retrieval_ratios(rc, settings) for rc in cases}
+    return Report(list(cases), answers, retrieval, judgments.signature, settings)
+
+
+def plan_requests(cases: Sequence[ResolvedCase]) -> list[Request]:
+    """Every judgment the metrics may need, for judges that work best in batches: each claim's cited
+    set, each statement's cited set, each citation alone and the set without each citation."""
+    requests: dict[Request, None] = {}
+
+    def add(text: str, passages: Sequence[SourcePassage]) -> None:
+        if passages:
+            requests.setdefault(Request.of(text, passages), None)
+
+    for rc in cases:
+        for answer in rc.case.answers:
+            for st in answer.statements:
+                if st.kind != "claim":
+                    continue
+                cited = rc.cited(st.cited_ids())
+                add(st.text, cited)
+                if len(cited) > 1:
+                    for p in cited:
+                        add(st.text, [p])
+                        add(st.text, [q for q in cited if q.id != p.id])
+                for claim in st.atomic_claims():
+                    add(claim.text, rc.cited(list(claim.citations or [])))
+    return list(requests)

@@ -1,0 +1,1 @@
+"""Reports: terminal, JSON and Markdown renderings of a scoring Report."""

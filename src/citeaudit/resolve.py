@@ -1,0 +1,146 @@
+"""Resolve a case's cross-references: passages against documents, citations against passages.
+
+Every problem is collected with the path of the field it concerns, so the loader can point at the
+exact line. Nothing here raises on the first problem.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from .records import Case, SourcePassage
+
+Path = tuple[str | int, ...]
+
+
+@dataclass
+class ResolvedCase:
+    """A validated case with its passages resolved by id."""
+
+    case: Case
+    passages: dict[str, SourcePassage]
+    origin: str = ""  # "file:line", for messages
+
+    @property
+    def id(self) -> str:
+        return self.case.id
+
+    def cited(self, ids: list[str]) -> tuple[SourcePassage, ...]:
+        return tuple(self.passages[i] for i in ids)
+
+    def passage_ids_of_fact(self, fact_id: str) -> list[str]:
+        return next(f.passages for f in self.case.facts if f.id == fact_id)
+
+
+@dataclass
+class _Problems:
+    items: list[tuple[Path, str]] = field(default_factory=list)
+
+    def add(self, path: Path, message: str) -> None:
+        self.items.append((path, message))
+
+
+def resolve_passages(case: Case, problems: _Problems) -> dict[str, SourcePassage]:
+    passages: dict[str, SourcePassage] = {}
+    doc_ids = Counter(d.id for d in case.sources)
+
+    def add(path: Path, passage: SourcePassage) -> None:
+        if passage.id in passages:
+            problems.add(path, f"passage id '{passage.id}' is used twice in this case")
+        else:
+            passages[passage.id] = passage
+
+    for d, doc in enumerate(case.sources):
+        base: Path = ("sources", d)
+        if doc_ids[doc.id] > 1:
+            problems.add(base + ("id",), f"document id '{doc.id}' is used twice in this case")
+        if not doc.passages:
+            text = doc.text or ""
+            add(base + ("id",), SourcePassage(doc.id, doc.id, doc.version, text, 0, len(text), doc.title))
+            continue
+        for p, psg in enumerate(doc.passages):
+            path = base + ("passages", p)
+            resolved = _resolve_one(doc.text, psg.text, psg.span, path, problems)
+            if resolved is not None:
+                start, end, text = resolved
+                add(path + ("id",), SourcePassage(psg.id, doc.id, doc.version, text, start, end, doc.title))
+    return passages
+
+
+def _resolve_one(doc_text, text, span, path: Path, problems: _Problems):
+    """(start, end, text) of a passage inside its document, or None after recording a problem."""
+    if doc_text is None:
+        if text is None:
+            problems.add(path, "a passage needs 'text' when its document has no 'text'")
+            return None
+        if span is not None and span.end - span.start != len(text):
+            problems.add(path + ("span",), f"span length {span.end - span.start} != text length {len(text)}")
+            return None
+        start = span.start if span else 0
+        return start, start + len(text), text
+    if span is not None:
+        if span.end > len(doc_text):
+            problems.add(path + ("span",), f"span end {span.end} is past the document's end ({len(doc_text)})")
+            return None
+        piece = doc_text[span.start : span.end]
+        if text is not None and text != piece:
+            problems.add(path + ("text",), f"text differs from the document text at span [{span.start}, {span.end})")
+            return None
+        return span.start, span.end, piece
+    if text is None:
+        problems.add(path, "a passage needs 'text' or 'span'")
+        return None
+    start = doc_text.find(text)
+    if start < 0:
+        problems.add(path + ("text",), "text is not found in the document text; give its 'span'")
+        return None
+    return start, start + len(text), text
+
+
+def _check_citations(ids: list[str], path: Path, known: dict, problems: _Problems, what: str = "passage"):
+    seen: set[str] = set()
+    for i, cid in enumerate(ids):
+        if cid not in known:
+            problems.add(path + (i,), f"unknown {what} '{cid}'")
+        elif cid in seen:
+            problems.add(path + (i,), f"{what} '{cid}' is cited twice")
+        seen.add(cid)
+
+
+def check_references(case: Case, passages: dict[str, SourcePassage], problems: _Problems) -> None:
+    docs = {d.id: d for d in case.sources}
+    for i, doc_id in enumerate(case.gold_documents):
+        if doc_id not in docs:
+            problems.add(("gold_documents", i), f"unknown document '{doc_id}'")
+
+    fact_ids = Counter(f.id for f in case.facts)
+    for f, fact in enumerate(case.facts):
+        if fact_ids[fact.id] > 1:
+            problems.add(("facts", f, "id"), f"fact id '{fact.id}' is used twice")
+        _check_citations(fact.passages, ("facts", f, "passages"), passages, problems)
+
+    answer_ids = Counter(a.id for a in case.answers)
+    for a, answer in enumerate(case.answers):
+        apath: Path = ("answers", a)
+        if answer_ids[answer.id] > 1:
+            problems.add(apath + ("id",), f"answer id '{answer.id}' is used twice in this case")
+        for s, st in enumerate(answer.statements):
+            spath = apath + ("statements", s)
+            _check_citations(st.citations, spath + ("citations",), passages, problems)
+            _check_citations(st.facts, spath + ("facts",), fact_ids, problems, "fact")
+            for c, claim in enumerate(st.claims or []):
+                cpath = spath + ("claims", c)
+                _check_citations(claim.citations or [], cpath + ("citations",), passages, problems)
+                _check_citations(claim.facts, cpath + ("facts",), fact_ids, problems, "fact")
+
+    for lab, label in enumerate(case.labels):
+        _check_citations(label.passages, ("labels", lab, "passages"), passages, problems)
+
+
+def resolve(case: Case) -> tuple[ResolvedCase, list[tuple[Path, str]]]:
+    """Resolve a case; returns it with every problem found (empty when the case is sound)."""
+    problems = _Problems()
+    passages = resolve_passages(case, problems)
+    check_references(case, passages, problems)
+    return ResolvedCase(case, passages), problems.items

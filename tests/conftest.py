@@ -1,0 +1,9 @@
+"""Shared fixtures."""
+
+import pytest
+from click.testing import CliRunner
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()

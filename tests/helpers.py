@@ -1,0 +1,47 @@
+"""Test helpers: tiny case builders and a judge defined by supporting passage sets."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from citeaudit.loading import parse_cases
+from citeaudit.records import Judgment, SourcePassage
+
+
+class SetJudge:
+    """A deterministic judge for tests: a text is fully supported by any passage set that contains
+    one of its supporting sets, contradicted when a contradicting passage is cited, else 'none'."""
+
+    name = "set"
+    signature = "set@test"
+
+    def __init__(self, supports: dict[str, list[set[str]]], contradicts: dict[str, set[str]] | None = None):
+        self.supports = supports
+        self.contradicts = contradicts or {}
+        self.calls: list[tuple[str, frozenset[str]]] = []
+
+    def judge(self, text: str, passages: Sequence[SourcePassage]) -> Judgment:
+        ids = {p.id for p in passages}
+        self.calls.append((text, frozenset(ids)))
+        if ids & self.contradicts.get(text, set()):
+            return Judgment(label="contradicts", judge=self.signature)
+        if any(s <= ids for s in self.supports.get(text, [])):
+            return Judgment(label="full", judge=self.signature)
+        return Judgment(label="none", judge=self.signature)
+
+
+def make_case(statements: list[dict], *, sources=("S1", "S2", "S3"), facts=(), answers_extra=(), **extra) -> dict:
+    case = {
+        "id": extra.pop("id", "t"),
+        "question": "q?",
+        "sources": [{"id": s, "version": "v1", "text": f"passage {s}"} for s in sources],
+        "facts": list(facts),
+        "answers": [{"id": "a", "statements": statements}, *answers_extra],
+    }
+    case.update(extra)
+    return case
+
+
+def load(case: dict | list, name: str = "case.json"):
+    return parse_cases(name, json.dumps(case, ensure_ascii=False, indent=1))
