@@ -7,5 +7,6 @@ setup:
 demo: setup
 	.venv/bin/citeaudit examples
 
-test: setup
+test:
+	@bash scripts/setup.sh --browser
 	.venv/bin/python -m pytest -n 2 -q

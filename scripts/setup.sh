@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Set up a development environment in .venv: citeaudit (editable) with its test dependencies.
+# With --browser, also Debian's chromium for the browser tests.
 # Idempotent: a second run only checks that everything is installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,6 +12,17 @@ if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
 fi
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
+fi
+# Browser tests drive Debian's chromium with Playwright (Playwright's own browser download does not
+# work without network access). Installed once, as root.
+if [ "${1:-}" = "--browser" ] && ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing Debian's chromium for the browser tests..." >&2
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null
+  else
+    echo "note: chromium is missing; browser tests will be skipped (install Debian's 'chromium' package)" >&2
+  fi
 fi
 # Reinstall only when the project's dependencies changed since the last set-up.
 stamp=.venv/.citeaudit-setup

@@ -7,3 +7,34 @@ from click.testing import CliRunner
 @pytest.fixture
 def runner() -> CliRunner:
     return CliRunner()
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    """Debian's chromium driven by Playwright (its own browser download does not work offline).
+    Installed by scripts/setup.sh; missing in CI is a failure, elsewhere a skip that says why."""
+    import os
+    import shutil
+
+    path = shutil.which("chromium")
+    if path is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is not installed; scripts/setup.sh installs it")
+        pytest.skip("chromium is not installed (run scripts/setup.sh as root)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=path, args=[
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="session")
+def test_output():
+    """Screenshots and other artefacts tests keep, under test-output/ at the project root."""
+    from pathlib import Path
+
+    out = Path(__file__).resolve().parents[1] / "test-output"
+    out.mkdir(exist_ok=True)
+    return out

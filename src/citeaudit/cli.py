@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Sequence
+from contextlib import contextmanager
 
 import click
 
@@ -87,14 +87,42 @@ JUDGE_HELP = "judge that labels (claim, cited passages) pairs; see `citeaudit ju
 @click.option("--alce-zero-precision", is_flag=True,
               help="score precision 0 for an answer without citations (ALCE eval.py); default n/a")
 @click.option("--format", "fmt", type=FORMATS, default="text", show_default=True)
-def score(cases, judge_name, store, replay, ks, alce_zero_precision, fmt):
+@click.option("--out", "out", type=click.Path(dir_okay=False),
+              help="write the run log here (the source of truth for report, rescore, compare, review)")
+def score(cases, judge_name, store, replay, ks, alce_zero_precision, fmt, out):
     """Score the answers in CASES (JSON or JSONL case files)."""
     from .metrics import Settings, score_cases
 
     loaded = _load(cases)
     settings = Settings(ks=ks, no_citation_precision="zero" if alce_zero_precision else "n/a")
-    report = score_cases(loaded, _judgments(loaded, judge_name, store, replay), settings)
+    judgments = _judgments(loaded, judge_name, store, replay)
+    with _progress(sum(len(c.case.answers) for c in loaded), "scoring answers") as advance:
+        report = score_cases(loaded, judgments, settings, progress=advance)
+    if out:
+        from .runlog import build_runlog, write_runlog
+
+        write_runlog(out, build_runlog(report, judgments, inputs=list(cases)))
+        click.echo(f"run log written to {out}", err=True)
     _emit(report, fmt)
+
+
+@contextmanager
+def _progress(total: int, what: str):
+    """A progress bar with rate and time left, on stderr, only when stderr is a terminal."""
+    from rich.console import Console
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn,
+                               TimeRemainingColumn)
+    from rich.text import Text
+
+    class Rate(ProgressColumn):
+        def render(self, task):
+            return Text(f"{task.speed:.1f}/s" if task.speed else "")
+
+    columns = (TextColumn(what), BarColumn(), MofNCompleteColumn(), Rate(), TimeRemainingColumn())
+    console = Console(stderr=True)
+    with Progress(*columns, console=console, disable=not console.is_terminal, transient=True) as bar:
+        task = bar.add_task(what, total=total)
+        yield lambda n: bar.advance(task, n)
 
 
 def _emit(report, fmt: str) -> None:
@@ -135,18 +163,11 @@ def prepare(cases, judge_name, store, list_path, fill_all):
                 fh.write(json.dumps({"text": r.text, "passages": [p.identity() for p in r.passages]},
                                     ensure_ascii=False) + "\n")
     if fill_all:
-        _fill_with_progress(judgments, requests)
+        with _progress(len(requests), "judging pairs") as advance:
+            judgments.fill(requests, progress=advance)
     score_cases(loaded, judgments, Settings())  # reaches exactly the pairs the metrics need
     click.echo(f"{len(requests)} pairs listed; judge asked {judgments.asked}; "
                f"store {store} holds {len(judgments.store)} judgments", err=True)
-
-
-def _fill_with_progress(judgments, requests) -> None:
-    from rich.progress import Progress
-
-    with Progress(disable=not sys.stderr.isatty(), transient=True) as progress:
-        task = progress.add_task("judging", total=len(requests))
-        judgments.fill(requests, progress=lambda n: progress.advance(task, n))
 
 
 @main.command()
@@ -183,6 +204,131 @@ def examples(fmt, write_dir):
         }, ensure_ascii=False, indent=2))
     else:
         click.echo(ex.render_examples(figures))
+
+
+@main.command()
+@click.argument("run", type=click.Path(dir_okay=False))
+@click.option("--format", "fmt", type=FORMATS, default="text", show_default=True)
+@click.option("--alce-zero-precision", is_flag=True, default=None,
+              help="recompute with ALCE's 0-precision convention (default: as the run was scored)")
+def rescore(run, fmt, alce_zero_precision):
+    """Recompute every metric of a run log from its recorded judgments, without judging again."""
+    from dataclasses import replace
+
+    from .runlog import read_runlog, rescore as recompute
+
+    log = read_runlog(run)
+    report, _ = recompute(log)
+    if alce_zero_precision:
+        report, _ = recompute(log, replace(report.settings, no_citation_precision="zero"))
+    _emit(report, fmt)
+
+
+@main.command()
+@click.argument("run", type=click.Path(dir_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["html", "markdown", "json", "text"]), default="html",
+              show_default=True)
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="write to this file (default: stdout)")
+def report(run, fmt, output):
+    """Render a run log: a self-contained HTML page (opens offline), Markdown, JSON or a terminal table.
+    Each format shows the per-answer tables, the claims beside their cited spans, and the diagnosis."""
+    from .runlog import read_runlog
+
+    log = read_runlog(run)
+    if fmt == "html":
+        from .report.html import render_html
+
+        text = render_html(log)
+    elif fmt == "json":
+        text = json.dumps({**log.results, "diagnosis": log.diagnosis}, ensure_ascii=False, indent=2)
+    else:
+        from .report.render import diagnosis_markdown
+        from .runlog import rescore as recompute
+
+        rep, _ = recompute(log)
+        if fmt == "text" and not output:
+            _emit(rep, "text")
+            click.echo(diagnosis_markdown(log.diagnosis), nl=False)
+            return
+        from .report.render import to_markdown
+
+        text = to_markdown(rep) + "\n" + diagnosis_markdown(log.diagnosis)
+    if output:
+        with open(output, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        click.echo(f"report written to {output}", err=True)
+    else:
+        click.echo(text, nl=False)
+
+
+@main.command()
+@click.argument("run_a", type=click.Path(dir_okay=False))
+@click.argument("run_b", type=click.Path(dir_okay=False))
+@click.option("--a-system", help="compare this system of RUN_A (default: all its answers)")
+@click.option("--b-system", help="compare this system of RUN_B (default: all its answers)")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def compare(run_a, run_b, a_system, b_system, fmt):
+    """Two runs (or two systems of one run) side by side: each measure with raw counts, a plain
+    reading of support and coverage, and the claims whose judgments differ."""
+    from .compare import compare as do_compare, format_comparison
+    from .runlog import read_runlog
+
+    try:
+        result = do_compare(read_runlog(run_a), read_runlog(run_b), a_system, b_system,
+                            a_system or "A", b_system or "B")
+    except (KeyError, ValueError) as err:
+        raise click.UsageError(str(err).strip("'\"")) from None
+    if fmt == "json":
+        click.echo(json.dumps({
+            "a": result.name_a, "b": result.name_b,
+            "measures": {m: {"a": a, "b": b} for m, a, b in result.rows},
+            "reading": result.reading,
+            "claims": [d.__dict__ for d in result.claims],
+        }, ensure_ascii=False, indent=2))
+    else:
+        click.echo(format_comparison(result))
+
+
+@main.command()
+@click.argument("run", type=click.Path(dir_okay=False))
+@click.option("--sources", "sources", type=click.Path(dir_okay=False), required=True,
+              help="current sources: a case file, a JSON list of documents, or {\"sources\": [...]}")
+@click.option("--rejudge", is_flag=True, help="judge the affected claims again against the current passages")
+@click.option("--judge", "judge_name", default="curated", show_default=True, help=JUDGE_HELP)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def review(run, sources, rejudge, judge_name, fmt):
+    """List every answer and claim whose cited passage changed, vanished or moved since RUN."""
+    from .judges import make_judge
+    from .review import format_review, rejudge as do_rejudge, review as do_review
+    from .runlog import read_runlog, resolved_cases
+
+    log = read_runlog(run)
+    changes = do_review(log, sources)
+    if rejudge and changes:
+        from .loading import parse_cases
+
+        current = parse_cases(sources, open(sources, encoding="utf-8").read()) if _is_case_file(sources) else []
+        do_rejudge(changes, log, sources, make_judge(judge_name, [*resolved_cases(log), *current]))
+    if fmt == "json":
+        click.echo(json.dumps([{
+            "case": ch.case, "passage": ch.passage, "status": ch.status, "detail": ch.detail,
+            "old": ch.old.identity() | {"text": ch.old.text},
+            "new": (ch.new.identity() | {"text": ch.new.text}) if ch.new else None,
+            "claims": [c.__dict__ for c in ch.claims],
+        } for ch in changes], ensure_ascii=False, indent=2))
+    else:
+        click.echo(format_review(changes))
+    if any(c.rejudge_error for ch in changes for c in ch.claims):
+        raise SystemExit(3)
+
+
+def _is_case_file(path: str) -> bool:
+    try:
+        data = json.loads(open(path, encoding="utf-8").read())
+    except (OSError, json.JSONDecodeError):
+        return False
+    first = data[0] if isinstance(data, list) and data else data
+    return isinstance(first, dict) and "question" in first
 
 
 @main.command()

@@ -9,10 +9,10 @@ from ..records import Judgment, SourcePassage
 from ..resolve import ResolvedCase
 from .base import Judge, Request, judge_many
 from .curated import CuratedJudge
-from .store import JudgmentStore, RecordedJudge, judgment_key
+from .store import JudgmentStore, MemoryStore, RecordedJudge, judgment_key
 
 __all__ = [
-    "CuratedJudge", "Judge", "JudgmentStore", "Judgments", "RecordedJudge", "Request",
+    "CuratedJudge", "Judge", "JudgmentStore", "MemoryStore", "Judgments", "RecordedJudge", "Request",
     "available_judges", "judge_many", "judgment_key", "make_judge", "register_judge",
 ]
 
@@ -74,6 +74,10 @@ class Judgments:
                     self.store.put(request, found)
         self._memo[request] = found
         return found
+
+    def recorded(self) -> list[tuple[Request, Judgment]]:
+        """Every (pair, judgment) this source has served, in the order first asked."""
+        return list(self._memo.items())
 
     def fill(self, requests: Sequence[Request], batch_size: int = 64, progress: Callable[[int], None] | None = None) -> int:
         """Judge every request not yet in the store, in batches; returns how many were judged."""

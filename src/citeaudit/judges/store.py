@@ -90,3 +90,20 @@ class RecordedJudge:
                 "run `citeaudit prepare` with that judge first"
             )
         return found
+
+
+class MemoryStore:
+    """The store interface over a dict: replays the judgments kept in a run log."""
+
+    def __init__(self, path: str = "<memory>"):
+        self.path = path
+        self._items: dict[str, Judgment] = {}
+
+    def get(self, request: Request, judge_signature: str) -> Judgment | None:
+        return self._items.get(judgment_key(request, judge_signature))
+
+    def put(self, request: Request, judgment: Judgment) -> None:
+        self._items[judgment_key(request, judgment.judge)] = judgment
+
+    def __len__(self) -> int:
+        return len(self._items)

@@ -11,7 +11,7 @@ for (a citation's "without" check only when it fails "alone", as ALCE does).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -267,9 +267,16 @@ class Report:
         return signature(name, self.judge_signature if judged else None, self.settings)
 
 
-def score_cases(cases: Sequence[ResolvedCase], judgments: Judgments, settings: Settings = Settings()) -> Report:
-    """Score every answer of every case. Stops with the judge's error on a pair it cannot judge."""
-    answers = [score_answer(rc, a, judgments, settings) for rc in cases for a in rc.case.answers]
+def score_cases(cases: Sequence[ResolvedCase], judgments: Judgments, settings: Settings = Settings(),
+                progress: Callable[[int], None] | None = None) -> Report:
+    """Score every answer of every case. Stops with the judge's error on a pair it cannot judge.
+    `progress(1)` is called after each answer."""
+    answers = []
+    for rc in cases:
+        for a in rc.case.answers:
+            answers.append(score_answer(rc, a, judgments, settings))
+            if progress:
+                progress(1)
     retrieval = {rc.id: retrieval_ratios(rc, settings) for rc in cases}
     return Report(list(cases), answers, retrieval, judgments.signature, settings)
 

@@ -158,3 +158,17 @@ def print_text(report: Report, console) -> None:
     console.print("signatures:", highlight=False)
     for n, s in signatures(report):
         console.print(f"  {n}: {s}", highlight=False, soft_wrap=True)
+
+
+def diagnosis_markdown(diagnosis: dict[str, list[dict[str, Any]]]) -> str:
+    """Failures grouped by where the fix lies: search and filters, evidence use, or completeness."""
+    out = ["## Diagnosis", ""]
+    for answer, findings in diagnosis.items():
+        if not findings:
+            out.append(f"- `{answer}`: every claim supported, every required fact conveyed")
+            continue
+        out.append(f"- `{answer}`:")
+        for area in ("search and filters", "evidence use", "completeness"):
+            for f in (f for f in findings if f["area"] == area):
+                out.append(f"  - {area}: {f['kind']} {f['ref']} *{f['cause'].replace('_', ' ')}* — {f['text']}")
+    return "\n".join(out) + "\n"
