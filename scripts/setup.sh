@@ -26,8 +26,9 @@ if [ "${1:-}" = "--browser" ] && ! command -v chromium >/dev/null 2>&1; then
 fi
 # Reinstall only when the project's dependencies changed since the last set-up.
 stamp=.venv/.citeaudit-setup
-want=$(sha256sum pyproject.toml | cut -d' ' -f1)
+want=$(cat pyproject.toml scripts/constraints.txt | sha256sum | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[dev]"
+  # constraints.txt pins torch to the CPU build (a plain 'torch' would pull a CUDA build of several GB).
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check -c scripts/constraints.txt -e ".[dev]"
   echo "$want" > "$stamp"
 fi

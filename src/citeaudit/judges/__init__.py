@@ -35,6 +35,20 @@ def _curated(argument: str, cases: Sequence[ResolvedCase]) -> Judge:
     return CuratedJudge.from_cases(cases)
 
 
+@register_judge("hf", "a local transformers sequence-classification checkpoint: hf:PATH[::NAME=label,...]")
+def _hf(argument: str, cases: Sequence[ResolvedCase]) -> Judge:
+    from .local import make_local_judge
+
+    return make_local_judge("hf", argument)
+
+
+@register_judge("onnx", "a local ONNX classifier with tokenizer.json and config.json: onnx:PATH[::NAME=label,...]")
+def _onnx(argument: str, cases: Sequence[ResolvedCase]) -> Judge:
+    from .local import make_local_judge
+
+    return make_local_judge("onnx", argument)
+
+
 def available_judges() -> dict[str, str]:
     return {name: description for name, (_, description) in sorted(_REGISTRY.items())}
 

@@ -1,0 +1,245 @@
+"""Local sequence-classification models as judges: `hf:PATH` (transformers) and `onnx:PATH` (onnxruntime).
+
+Both read a model directory, map its `id2label` onto full / partial / none / contradicts, cut long
+passages into sentence windows (never truncating silently), and judge in batches sorted by length so
+that each batch pads only to its own longest pair. The signature carries a hash of the model files,
+so a changed model never reuses stale judgments.
+
+A cited set is read whole when it fits (ALCE joins the cited passages); otherwise each window is read
+on its own and the set is `full` when some window entails the claim. A window that contradicts the
+claim makes the label `contradicts` unless another window entails it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..errors import CiteauditError, JudgeError
+from ..records import LABELS, Evidence, Judgment, Label, SourcePassage
+from .base import Request
+from .windows import Window, set_windows
+
+VERSION = "1"
+
+# Class names seen in NLI and attribution checkpoints, lower-cased, "-" and " " read as "_".
+LABEL_ALIASES: dict[str, Label] = {
+    **dict.fromkeys(["entailment", "entails", "entailed", "supported", "support", "supports", "attributable",
+                     "consistent", "faithful", "yes"], "full"),
+    **dict.fromkeys(["partial", "partially_supported", "partially_support", "partial_support"], "partial"),
+    **dict.fromkeys(["neutral", "not_entailment", "non_entailment", "not_entailed", "not_supported", "unsupported",
+                     "not_enough_info", "nei", "not_attributable", "hallucinated", "irrelevant", "no"], "none"),
+    **dict.fromkeys(["contradiction", "contradicts", "contradict", "contradicted", "refuted", "refutes", "refute"],
+                    "contradicts"),
+}
+
+
+class ModelSetupError(CiteauditError):
+    """A model directory that cannot be used as a judge (missing files, unmappable labels, missing extra)."""
+
+    exit_code = 2
+
+
+def map_labels(id2label: dict[int, str], override: dict[str, Label] | None = None) -> dict[int, Label]:
+    mapping, unknown = {}, []
+    for idx, name in sorted(id2label.items()):
+        key = str(name).strip().lower().replace("-", "_").replace(" ", "_")
+        label = (override or {}).get(str(name)) or (override or {}).get(key) or LABEL_ALIASES.get(key)
+        if label is None:
+            unknown.append(str(name))
+        else:
+            mapping[int(idx)] = label
+    if unknown or "full" not in mapping.values():
+        raise ModelSetupError(
+            f"cannot map the model's labels {sorted(map(str, id2label.values()))} onto {', '.join(LABELS)}"
+            + (f" (unknown: {', '.join(unknown)})" if unknown else " (no class means 'supported')")
+            + "; give the mapping after '::', e.g. hf:PATH::LABEL_0=none,LABEL_1=full")
+    return mapping
+
+
+def model_hash(path: Path) -> str:
+    """SHA-256 over every file of the model directory (names and contents)."""
+    digest = hashlib.sha256()
+    for f in sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith(".")):
+        digest.update(str(f.relative_to(path)).encode())
+        with open(f, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _require(module: str, extra: str):
+    try:
+        return __import__(module)
+    except ImportError:
+        raise ModelSetupError(f"this judge needs {module}: pip install 'citeaudit[{extra}]'") from None
+
+
+class _HFBackend:
+    extra = "hf"
+
+    def __init__(self, path: Path, threads: int | None):
+        _require("torch", "hf")
+        _require("transformers", "hf")
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a local directory: never reach for a hub
+        import torch
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+        if threads:
+            torch.set_num_threads(threads)
+        self.tokenizer = AutoTokenizer.from_pretrained(path)
+        self.model = AutoModelForSequenceClassification.from_pretrained(path).eval()
+        self.id2label = {int(k): v for k, v in self.model.config.id2label.items()}
+        self.max_length = min(int(getattr(self.model.config, "max_position_embeddings", 512)),
+                              int(getattr(self.tokenizer, "model_max_length", 512) or 512))
+
+    def count(self, text: str) -> int:
+        return len(self.tokenizer.encode(text, add_special_tokens=False))
+
+    def predict(self, premises: list[str], hypotheses: list[str]):
+        import torch
+
+        batch = self.tokenizer(premises, hypotheses, padding=True, truncation=False, return_tensors="pt")
+        with torch.no_grad():
+            return torch.softmax(self.model(**batch).logits, dim=-1).numpy()
+
+
+class _ONNXBackend:
+    extra = "onnx"
+
+    def __init__(self, path: Path, threads: int | None):
+        _require("onnxruntime", "onnx")
+        _require("tokenizers", "onnx")
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        model_file = next((path / n for n in ("model.onnx", "model_quantized.onnx", "model_int8.onnx")
+                           if (path / n).exists()), None) or next(iter(sorted(path.glob("*.onnx"))), None)
+        if model_file is None or not (path / "tokenizer.json").exists() or not (path / "config.json").exists():
+            raise ModelSetupError(f"{path}: an ONNX judge needs an .onnx model, tokenizer.json and config.json")
+        config = json.loads((path / "config.json").read_text(encoding="utf-8"))
+        self.id2label = {int(k): v for k, v in config.get("id2label", {}).items()}
+        self.max_length = int(config.get("max_position_embeddings", 512))
+        self.tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
+        self.tokenizer.no_truncation()
+        self.tokenizer.no_padding()
+        options = ort.SessionOptions()
+        if threads:
+            options.intra_op_num_threads = threads
+        self.session = ort.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
+        # Feed inputs by *name*: an exported graph's input order is not guaranteed.
+        self.inputs = {i.name for i in self.session.get_inputs()}
+
+    def count(self, text: str) -> int:
+        return len(self.tokenizer.encode(text, add_special_tokens=False).ids)
+
+    def predict(self, premises: list[str], hypotheses: list[str]):
+        import numpy as np
+
+        encodings = self.tokenizer.encode_batch(list(zip(premises, hypotheses)))
+        width = max(len(e.ids) for e in encodings)
+        feed = {
+            "input_ids": np.array([e.ids + [0] * (width - len(e.ids)) for e in encodings], dtype=np.int64),
+            "attention_mask": np.array([e.attention_mask + [0] * (width - len(e.ids)) for e in encodings], dtype=np.int64),
+            "token_type_ids": np.array([e.type_ids + [0] * (width - len(e.ids)) for e in encodings], dtype=np.int64),
+        }
+        logits = self.session.run(None, {k: v for k, v in feed.items() if k in self.inputs})[0]
+        exp = np.exp(logits - logits.max(axis=-1, keepdims=True))
+        return exp / exp.sum(axis=-1, keepdims=True)
+
+
+BACKENDS = {"hf": _HFBackend, "onnx": _ONNXBackend}
+
+
+class CrossEncoderJudge:
+    """A (passage, claim) sequence classifier behind the judge protocol."""
+
+    def __init__(self, kind: str, path: str | Path, label_map: dict[str, Label] | None = None,
+                 max_tokens: int | None = None, batch_size: int = 16, threads: int | None = None):
+        self.name = kind
+        self.path = Path(path)
+        if not self.path.is_dir():
+            raise ModelSetupError(f"no model directory at {self.path}")
+        self.backend = BACKENDS[kind](self.path, threads)
+        self.labels = map_labels(self.backend.id2label, label_map)
+        self.max_tokens = min(max_tokens or self.backend.max_length, self.backend.max_length)
+        self.batch_size = batch_size
+        mapping = ",".join(f"{self.backend.id2label[i]}={lab}" for i, lab in sorted(self.labels.items()))
+        self.signature = (f"{kind}:{self.path.name}@{VERSION}#{model_hash(self.path)[:12]}"
+                          f"|max={self.max_tokens}|map={mapping}")
+
+    def judge(self, text: str, passages: Sequence[SourcePassage]) -> Judgment:
+        return self.judge_batch([Request.of(text, passages)])[0]
+
+    def judge_batch(self, requests: Sequence[Request]) -> list[Judgment]:
+        pairs: list[tuple[int, list[Window], str]] = []  # (request index, windows, premise text)
+        for i, request in enumerate(requests):
+            # Room for the claim and the three special tokens of a pair ([CLS] a [SEP] b [SEP]).
+            budget = self.max_tokens - self.backend.count(request.text) - 3
+            if budget < 16:
+                raise JudgeError(f"claim too long for a {self.max_tokens}-token model: {request.text[:80]!r}")
+            for windows in set_windows(request.passages, self.backend.count, budget):
+                pairs.append((i, windows, "\n".join(w.text for w in windows)))
+        probs = [None] * len(pairs)
+        order = sorted(range(len(pairs)), key=lambda k: len(pairs[k][2]))  # batch by length
+        for b in range(0, len(order), self.batch_size):
+            chunk = order[b : b + self.batch_size]
+            out = self.backend.predict([pairs[k][2] for k in chunk], [requests[pairs[k][0]].text for k in chunk])
+            for k, row in zip(chunk, out):
+                probs[k] = row
+        per_request: list[list[tuple[list[Window], dict[str, float]]]] = [[] for _ in requests]
+        for (i, windows, _), row in zip(pairs, probs):
+            scores = dict.fromkeys(LABELS, 0.0)
+            for idx, p in enumerate(row):
+                scores[self.labels[idx]] += float(p)
+            per_request[i].append((windows, scores))
+        return [self._decide(r) for r in per_request]
+
+    def _decide(self, windows: list[tuple[list[Window], dict[str, float]]]) -> Judgment:
+        def top(scores: dict[str, float]) -> str:
+            return max(scores, key=scores.get)
+
+        best = max(windows, key=lambda ws: ws[1]["full"])
+        label = "full" if top(best[1]) == "full" else None
+        if label is None:
+            for wanted in ("contradicts", "partial"):
+                hits = [ws for ws in windows if top(ws[1]) == wanted]
+                if hits:
+                    best, label = max(hits, key=lambda ws: ws[1][wanted]), wanted
+                    break
+        label = label or "none"
+        chosen, scores = best
+        span = chosen[0]
+        cut = any(w.cut for ws, _ in windows for w in ws)
+        explanation = (f"best of {len(windows)} window(s): {span.passage}[{span.start}:{span.end}], "
+                       f"p(full)={scores['full']:.3f}" + ("; a sentence longer than the model's window was cut" if cut else ""))
+        return Judgment(label=label, judge=self.signature, explanation=explanation,
+                        evidence=Evidence(passage=span.passage, start=span.start, end=span.end),
+                        scores={k: round(v, 6) for k, v in scores.items()})
+
+
+def parse_argument(argument: str) -> tuple[str, dict[str, Label]]:
+    """`PATH` or `PATH::NAME=label,NAME=label` -> (path, label override)."""
+    path, _, mapping = argument.partition("::")
+    override: dict[str, Label] = {}
+    for item in filter(None, mapping.split(",")):
+        name, _, label = item.partition("=")
+        if label not in LABELS:
+            raise ModelSetupError(f"label mapping {item!r}: '{label}' is not one of {', '.join(LABELS)}")
+        override[name] = label  # type: ignore[assignment]
+    if not path:
+        raise ModelSetupError("give the model directory: hf:PATH or onnx:PATH")
+    return path, override
+
+
+def make_local_judge(kind: str, argument: str) -> CrossEncoderJudge:
+    path, override = parse_argument(argument)
+    threads = int(os.environ["CITEAUDIT_THREADS"]) if os.environ.get("CITEAUDIT_THREADS") else None
+    max_tokens = int(os.environ["CITEAUDIT_MAX_TOKENS"]) if os.environ.get("CITEAUDIT_MAX_TOKENS") else None
+    return CrossEncoderJudge(kind, path, override, max_tokens=max_tokens, threads=threads)
+

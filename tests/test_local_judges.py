@@ -1,0 +1,164 @@
+"""`hf:PATH` and `onnx:PATH` judges on a tiny model the tests build, and passage windowing."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning", "ignore::DeprecationWarning")
+
+from citeaudit.cli import main
+from citeaudit.examples import load_example
+from citeaudit.judges import Judgments, JudgmentStore, make_judge
+from citeaudit.judges.local import ModelSetupError, map_labels
+from citeaudit.judges.windows import passage_windows, sentence_spans, set_windows
+from citeaudit.metrics import Settings, score_cases
+from citeaudit.records import SourcePassage
+
+import tiny_models
+
+pytest.importorskip("torch")
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    root = tmp_path_factory.mktemp("models")
+    hf = tiny_models.build_hf(root / "tiny-nli")
+    return {"hf": hf, "onnx": tiny_models.export_onnx(hf, root / "tiny-nli-onnx")}
+
+
+def _judgments(report):
+    return [(c.text, c.judgment.label, c.judgment.scores) for a in report.answers for c in a.claims]
+
+
+def test_hf_and_onnx_read_the_same_weights_the_same_way(models):
+    cases = load_example("returns_desk.json")
+    hf = score_cases(cases, Judgments(make_judge(f"hf:{models['hf']}", cases)), Settings())
+    onnx = score_cases(cases, Judgments(make_judge(f"onnx:{models['onnx']}", cases)), Settings())
+    for (t1, l1, s1), (t2, l2, s2) in zip(_judgments(hf), _judgments(onnx)):
+        assert t1 == t2 and l1 == l2
+        assert (s1 is None) == (s2 is None)  # None: an uncited claim, labelled without a model
+        assert s1 is None or all(abs(s1[k] - s2[k]) < 1e-4 for k in s1)
+    claim = hf.answers[0].claims[0]
+    assert claim.judgment.evidence.passage == "S2" and claim.judgment.scores["partial"] == 0.0
+
+
+@pytest.mark.parametrize("kind", ["hf", "onnx"])
+def test_cli_end_to_end_with_a_shared_store_and_no_rejudging(runner, tmp_path, models, kind):
+    runner.invoke(main, ["examples", "--write", str(tmp_path)])
+    cases, db = str(tmp_path / "p7_archive.json"), str(tmp_path / "shared.db")
+    spec = f"{kind}:{models[kind]}"
+    first = runner.invoke(main, ["prepare", cases, "--judge", spec, "--store", db, "--all"])
+    assert first.exit_code == 0, first.output
+    assert "judge asked 0" not in first.output
+    again = runner.invoke(main, ["prepare", cases, "--judge", spec, "--store", db])
+    assert "judge asked 0;" in again.output
+    replay = runner.invoke(main, ["score", cases, "--judge", spec, "--store", db, "--replay", "--format", "json"])
+    assert replay.exit_code == 0, replay.output
+    assert json.loads(replay.output)["judge"].startswith(f"{kind}:tiny-nli")
+
+
+def test_one_store_holds_several_judges(tmp_path, models):
+    cases = load_example("manual_audit.json")
+    store = JudgmentStore(tmp_path / "j.db")
+    for spec in (f"hf:{models['hf']}", f"onnx:{models['onnx']}", "curated"):
+        score_cases(cases, Judgments(make_judge(spec, cases), store))
+    per_judge = store._db.execute("SELECT COUNT(DISTINCT judge) FROM judgments").fetchone()[0]
+    assert per_judge == 3
+
+
+def test_signature_follows_the_model_files(tmp_path, models):
+    import shutil
+
+    copy = tmp_path / "tiny-nli"
+    shutil.copytree(models["hf"], copy)
+    before = make_judge(f"hf:{copy}", []).signature
+    assert before.split("#")[1] == make_judge(f"hf:{models['hf']}", []).signature.split("#")[1]
+    tiny_models.build_hf(copy, seed=1)  # new weights, same names
+    assert make_judge(f"hf:{copy}", []).signature != before
+
+
+def test_unmappable_labels_are_refused_clearly_and_can_be_mapped(tmp_path, models):
+    import shutil
+
+    copy = tmp_path / "generic"
+    shutil.copytree(models["onnx"], copy)
+    tiny_models.relabel(copy, {0: "LABEL_0", 1: "LABEL_1", 2: "LABEL_2"})
+    with pytest.raises(ModelSetupError, match=r"cannot map the model's labels \['LABEL_0', 'LABEL_1', 'LABEL_2'\]"):
+        make_judge(f"onnx:{copy}", [])
+    judge = make_judge(f"onnx:{copy}::LABEL_0=full,LABEL_1=none,LABEL_2=contradicts", [])
+    assert "map=LABEL_0=full,LABEL_1=none,LABEL_2=contradicts" in judge.signature
+
+
+@pytest.mark.parametrize("id2label, expected", [
+    ({0: "entailment", 1: "neutral", 2: "contradiction"}, {0: "full", 1: "none", 2: "contradicts"}),
+    ({0: "not_entailment", 1: "entailment"}, {0: "none", 1: "full"}),
+    ({0: "SUPPORTED", 1: "Not Supported"}, {0: "full", 1: "none"}),
+    ({0: "CONTRADICTION", 1: "NEUTRAL", 2: "ENTAILMENT"}, {0: "contradicts", 1: "none", 2: "full"}),
+])
+def test_label_names_seen_in_nli_checkpoints(id2label, expected):
+    assert map_labels(id2label) == expected
+
+
+def test_missing_model_directory_is_bad_input(runner, tmp_path):
+    runner.invoke(main, ["examples", "--write", str(tmp_path)])
+    result = runner.invoke(main, ["score", str(tmp_path / "p7_archive.json"), "--judge", f"hf:{tmp_path}/nope"])
+    assert result.exit_code == 2 and "no model directory at" in result.output
+
+
+def test_long_passages_are_windowed_with_the_cut_recorded(models):
+    judge = make_judge(f"hf:{models['hf']}", [])
+    long_text = " ".join(f"Standard items can be returned up to {n} days after delivery." for n in range(40))
+    long_text += " " + "receipt " * 200 + "."
+    verdict = judge.judge("A receipt is required.", [SourcePassage("L", "L", "v1", long_text, 0, len(long_text))])
+    assert verdict.explanation.startswith("best of ") and "window(s)" in verdict.explanation
+    assert int(verdict.explanation.split()[2]) > 1
+    assert "was cut" in verdict.explanation
+    assert 0 <= verdict.evidence.start < verdict.evidence.end <= len(long_text)
+
+
+# ------------------------------------------------------------------------------------------
+# Windowing, with a whitespace token count
+
+def words(text: str) -> int:
+    return len(text.split())
+
+
+def _p(text: str) -> SourcePassage:
+    return SourcePassage("P", "D", "v", text, 0, len(text))
+
+
+@pytest.mark.parametrize("text, spans", [
+    ("One. Two! Three?", ["One.", "Two!", "Three?"]),
+    ("Version 3.1 ships. Dr. Smith agrees.", ["Version 3.1 ships.", "Dr.", "Smith agrees."]),
+    ("上限为80 °C。试点持续30天！", ["上限为80 °C。", "试点持续30天！"]),
+    ("No end", ["No end"]),
+])
+def test_sentence_spans(text, spans):
+    assert [text[s:e] for s, e in sentence_spans(text)] == spans
+
+
+def test_windows_cover_every_sentence_within_budget_and_overlap():
+    text = " ".join(f"Sentence number {i} is here." for i in range(12))
+    windows = passage_windows(_p(text), words, budget=12)
+    assert len(windows) > 1 and all(words(w.text) <= 12 for w in windows)
+    assert windows[0].start == 0 and windows[-1].end == len(text)
+    covered = set()
+    for w in windows:
+        covered |= set(range(w.start, w.end))
+    assert all(i in covered for i, ch in enumerate(text) if not ch.isspace())
+    assert all(b.start < a.end for a, b in zip(windows, windows[1:]))  # consecutive windows overlap
+    assert not any(w.cut for w in windows)
+
+
+def test_an_overlong_sentence_is_cut_and_flagged():
+    text = "Short one. " + " ".join(["word"] * 30) + ". Tail."
+    windows = passage_windows(_p(text), words, budget=10)
+    assert any(w.cut for w in windows) and all(words(w.text) <= 10 for w in windows)
+
+
+def test_a_cited_set_is_read_whole_when_it_fits():
+    a, b = _p("Alpha is one."), SourcePassage("Q", "D", "v", "Beta is two.", 0, 12)
+    assert [[w.passage for w in ws] for ws in set_windows([a, b], words, 20)] == [["P", "Q"]]
+    assert [[w.passage for w in ws] for ws in set_windows([a, b], words, 3)] == [["P"], ["Q"]]
