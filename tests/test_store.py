@@ -106,3 +106,23 @@ def test_cli_prepare_then_replay(runner, tmp_path):
     assert json.loads(replay.output)["summary"] == json.loads(live.output)["summary"]
     empty = runner.invoke(main, ["score", str(cases), "--store", str(tmp_path / "empty.db"), "--replay"])
     assert empty.exit_code == 3 and "no recorded judgment" in empty.output
+
+
+class HalfBatchJudge(SetJudge):
+    """A batch judge that judges every other pair, then reports the failures (like a remote judge)."""
+
+    def judge_batch(self, requests):
+        done = [self.judge(r.text, r.passages) if i % 2 == 0 else None for i, r in enumerate(requests)]
+        err = JudgeError(f"{done.count(None)} pairs failed")
+        err.judgments = done
+        raise err
+
+
+def test_fill_keeps_what_a_failing_batch_did_judge(tmp_path):
+    cases = load(CASE)
+    requests = plan_requests(cases)
+    store = JudgmentStore(tmp_path / "j.db")
+    judgments = Judgments(HalfBatchJudge(SUP), store)
+    with pytest.raises(JudgeError, match="pairs failed"):
+        judgments.fill(requests, batch_size=len(requests))
+    assert len(store) == (len(requests) + 1) // 2 == judgments.asked

@@ -218,6 +218,7 @@ class Judgment(_Record):
     explanation: str | None = None
     evidence: Evidence | None = None
     scores: dict[str, float] | None = Field(default=None, description="class probabilities, if any")
+    raw: dict[str, Any] | None = Field(default=None, description="a remote judge's raw response, for audit and replay")
 
     @property
     def supports(self) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ..errors import UnknownJudge
+from ..errors import JudgeError, UnknownJudge
 from ..records import Judgment, SourcePassage
 from ..resolve import ResolvedCase
 from .base import Judge, Request, judge_many
@@ -47,6 +47,13 @@ def _onnx(argument: str, cases: Sequence[ResolvedCase]) -> Judge:
     from .local import make_local_judge
 
     return make_local_judge("onnx", argument)
+
+
+@register_judge("openai", "an OpenAI-compatible chat endpoint: openai:MODEL (see docs/remote-judges.md)")
+def _openai(argument: str, cases: Sequence[ResolvedCase]) -> Judge:
+    from .remote import judge_from_env
+
+    return judge_from_env(argument)
 
 
 def available_judges() -> dict[str, str]:
@@ -98,11 +105,22 @@ class Judgments:
         missing = [r for r in dict.fromkeys(requests) if not (self.store and self.store.get(r, self.signature))]
         for i in range(0, len(missing), batch_size):
             chunk = missing[i : i + batch_size]
-            for request, judgment in zip(chunk, judge_many(self.judge, chunk)):
-                self._memo[request] = judgment
-                if self.store is not None:
-                    self.store.put(request, judgment)
-            self.asked += len(chunk)
+            try:
+                judged = judge_many(self.judge, chunk)
+            except JudgeError as err:
+                # A batch judge may have judged most of the chunk: keep those before stopping.
+                self._keep(chunk, getattr(err, "judgments", None) or [])
+                raise
+            self._keep(chunk, judged)
             if progress:
                 progress(len(chunk))
         return len(missing)
+
+    def _keep(self, requests: Sequence[Request], judged: Sequence[Judgment | None]) -> None:
+        for request, judgment in zip(requests, judged):
+            if judgment is None:
+                continue
+            self._memo[request] = judgment
+            self.asked += 1
+            if self.store is not None:
+                self.store.put(request, judgment)
