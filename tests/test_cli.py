@@ -61,7 +61,7 @@ def test_markdown_and_text_formats_carry_counts_and_signatures(runner, tmp_path)
 def test_validate_reports_counts(runner, tmp_path):
     runner.invoke(main, ["examples", "--write", str(tmp_path)])
     result = runner.invoke(main, ["validate", *(str(p) for p in sorted(tmp_path.glob("*.json")))])
-    assert result.exit_code == 0 and result.output.strip() == "ok: 3 case(s), 11 answer(s)"
+    assert result.exit_code == 0 and result.output.strip() == "ok: 4 case(s), 14 answer(s)"
 
 
 def test_schema_in_docs_is_current(runner):

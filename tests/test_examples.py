@@ -110,3 +110,61 @@ def test_cli_examples_write_then_score(runner, tmp_path):
     assert by_answer["C"]["coverage"]["value"] == 1.0
     assert data["cases"][0]["retrieval"]["recall@3"]["value"] == 0.5
     assert by_answer["A"]["support"]["signature"].startswith("support|judge:curated@1#")
+
+
+def test_chinese_p7_gives_the_english_table(figures):
+    from citeaudit.examples import p7_table
+
+    assert p7_table(figures.p7_zh) == p7_table(figures.p7)
+    assert figures.p7_zh.retrieval["p7-zh"] == figures.p7.retrieval["p7"]
+    assert [s.text for s in figures.p7_zh.answers[2].statements][-1] == "档案中没有年度节能估计。"
+    assert figures.p7_zh.answers[2].statements[-1].kind == "abstention"
+
+
+def test_english_p7_as_raw_text_matches_the_pre_split_case(figures):
+    """The same answers written as plain text with markers score exactly as the pre-split ones."""
+    import json
+
+    from citeaudit.examples import example_text
+    from citeaudit.judges import Judgments, make_judge
+    from citeaudit.loading import parse_cases
+    from citeaudit.metrics import Settings, score_cases
+    from citeaudit.report.render import to_json
+
+    case = json.loads(example_text("p7_archive.json"))
+    texts = {
+        "A": ("The continuous limit is 80 °C [D1]. Eco reduces annual energy by 15% [D3]. "
+              "The pilot was validated on a thousand machines [D4].", {"0": ["limit"]}),
+        "B": ("The continuous limit is 80 °C [D1].", {"0": ["limit"]}),
+        "C": ("The continuous limit is 80 °C [D1]. The Eco pilot ran for thirty days. [D3] "
+              "It reported reduced downtime of 15% [D3]. The archive contains no annual energy-savings estimate.",
+              {"0": ["limit"], "1": ["duration"], "2": ["downtime"]}),
+    }
+    case["answers"] = [{"id": k, "text": t, "facts": f} for k, (t, f) in texts.items()]
+    cases = parse_cases("raw.json", json.dumps(case, ensure_ascii=False))
+    raw = score_cases(cases, Judgments(make_judge("curated", cases)), Settings(ks=(2, 3, 4)))
+    assert to_json(raw)["summary"]["by_system"] == to_json(figures.p7)["summary"]["by_system"]
+    assert [[(c.text, c.citations, c.judgment.label) for c in a.claims] for a in raw.answers] == \
+           [[(c.text, c.citations, c.judgment.label) for c in a.claims] for a in figures.p7.answers]
+
+
+@pytest.mark.parametrize("answer, message", [
+    ({"id": "x", "text": "Limit is 80 °C [D9]."},
+     "answers[0].text: character 15: citation marker '[D9]': unknown passage id 'D9'"),
+    ({"id": "x", "text": "Limit is 80 °C [D1].", "facts": {"4": ["limit"]}},
+     "answers[0].facts.4: no statement 4: the text parses into 1 statement(s)"),
+    ({"id": "x", "statements": [], "facts": {"0": ["limit"]}},
+     "answers[0]: 'kinds' and 'facts' apply to an answer given as 'text' without 'statements'"),
+])
+def test_raw_text_answer_errors(answer, message):
+    import json
+
+    from citeaudit.errors import InputError
+    from citeaudit.examples import example_text
+    from citeaudit.loading import parse_cases
+
+    case = json.loads(example_text("p7_archive.json"))
+    case["answers"] = [answer]
+    with pytest.raises(InputError) as info:
+        parse_cases("raw.json", json.dumps(case, ensure_ascii=False))
+    assert any(message in str(p) for p in info.value.problems), [str(p) for p in info.value.problems]

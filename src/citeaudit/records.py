@@ -123,10 +123,26 @@ class Statement(_Record):
 
 
 class Answer(_Record):
+    """An answer, as statements or as raw text with citation markers (parsed when `statements` is empty)."""
+
     id: str = Field(min_length=1)
     system: str | None = None
-    text: str | None = Field(default=None, description="the raw answer text, when known")
-    statements: list[Statement]
+    text: str | None = Field(default=None, description="the raw answer text with citation markers")
+    statements: list[Statement] = Field(default_factory=list)
+    kinds: dict[int, StatementKind] = Field(
+        default_factory=dict, description="for a parsed text: statement index -> kind, overriding the parser")
+    facts: dict[int, list[str]] = Field(
+        default_factory=dict, description="for a parsed text: statement index -> required facts it conveys")
+
+    @model_validator(mode="after")
+    def _parse_options_need_text(self) -> Answer:
+        if (self.kinds or self.facts) and (self.statements or self.text is None):
+            raise ValueError("'kinds' and 'facts' apply to an answer given as 'text' without 'statements'")
+        return self
+
+    @property
+    def needs_parsing(self) -> bool:
+        return not self.statements and bool(self.text and self.text.strip())
 
 
 class RequiredFact(_Record):

@@ -138,9 +138,45 @@ def check_references(case: Case, passages: dict[str, SourcePassage], problems: _
         _check_citations(label.passages, ("labels", lab, "passages"), passages, problems)
 
 
+def parse_answers(case: Case, passages: dict[str, SourcePassage], problems: _Problems) -> Case:
+    """Answers given as raw text become statements and claims (citation markers -> passage ids)."""
+    if not any(a.needs_parsing for a in case.answers):
+        return case
+    from .errors import InputError
+    from .parse import parse_answer
+
+    answers = []
+    for a, answer in enumerate(case.answers):
+        if not answer.needs_parsing:
+            answers.append(answer)
+            continue
+        try:
+            statements = parse_answer(answer.text, list(passages), kinds=answer.kinds)
+        except InputError as err:
+            for p in err.problems:
+                where = p.path.removeprefix("text[").removesuffix("]") if p.path.startswith("text[") else ""
+                problems.add(("answers", a, "text"), f"character {where}: {p.message}" if where else p.message)
+            answers.append(answer)
+            continue
+        for index, fact_ids in answer.facts.items():
+            if not 0 <= index < len(statements):
+                problems.add(("answers", a, "facts", str(index)),
+                             f"no statement {index}: the text parses into {len(statements)} statement(s)")
+                continue
+            st = statements[index]
+            if st.claims:  # facts of a split statement go to each of its claims
+                claims = [c.model_copy(update={"facts": list(fact_ids)}) for c in st.claims]
+                statements[index] = st.model_copy(update={"claims": claims})
+            else:
+                statements[index] = st.model_copy(update={"facts": list(fact_ids)})
+        answers.append(answer.model_copy(update={"statements": statements, "kinds": {}, "facts": {}}))
+    return case.model_copy(update={"answers": answers})
+
+
 def resolve(case: Case) -> tuple[ResolvedCase, list[tuple[Path, str]]]:
     """Resolve a case; returns it with every problem found (empty when the case is sound)."""
     problems = _Problems()
     passages = resolve_passages(case, problems)
+    case = parse_answers(case, passages, problems)
     check_references(case, passages, problems)
     return ResolvedCase(case, passages), problems.items

@@ -1,6 +1,7 @@
 """The worked examples citeaudit was built from, shipped as case files with curated labels.
 
 - `p7_archive.json`: the P7 archive (D1–D4), answers A, B and C, ranking D2, D4, D1, D3.
+- `p7_archive_zh.json`: the same archive in Chinese, its answers given as raw text with markers.
 - `returns_desk.json`: the returns desk (S1–S6) and its six setups, from Original to Overbroad claim.
 - `manual_audit.json`: the three-claim manual audit (partial, none, contradicts) and the honest answer.
 
@@ -22,7 +23,7 @@ from ..metrics import Report, Settings, score_cases
 from ..metrics import names as N
 from ..resolve import ResolvedCase
 
-EXAMPLE_FILES = ("p7_archive.json", "returns_desk.json", "manual_audit.json")
+EXAMPLE_FILES = ("p7_archive.json", "p7_archive_zh.json", "returns_desk.json", "manual_audit.json")
 P7_KS = (2, 3, 4)
 
 
@@ -53,6 +54,7 @@ def write_examples(directory: str | Path) -> list[Path]:
 @dataclass
 class ExampleFigures:
     p7: Report
+    p7_zh: Report
     returns_desk: Report
     unknown_source_error: str
     no_citations: Report
@@ -88,6 +90,7 @@ def run_examples() -> ExampleFigures:
     no_cite_cases = parse_cases("returns_desk.json (no citations)", _desk_variant(_drop_citations))
     return ExampleFigures(
         p7=score_example("p7_archive.json"),
+        p7_zh=score_example("p7_archive_zh.json"),
         returns_desk=score_example("returns_desk.json"),
         unknown_source_error=unknown,
         no_citations=score_cases(no_cite_cases, Judgments(make_judge("curated", no_cite_cases)), Settings(ks=P7_KS)),
@@ -102,17 +105,26 @@ def desk_line(system: str, ratios) -> str:
     return f"{system}: recall {ratios[N.CITATION_RECALL].counts()}; precision {shown}"
 
 
-def render_examples(figures: ExampleFigures) -> str:
-    lines = ["P7 archive (answers A, B, C; curated labels)", ""]
-    lines += ["| Answer | Citation presence | Support S | Coverage U |", "|---|---|---|---|"]
-    for r in figures.p7.answers:
+def p7_table(report: Report) -> list[str]:
+    """The seed's table: citation presence, support S and coverage U per answer."""
+    lines = ["| Answer | Citation presence | Support S | Coverage U |", "|---|---|---|---|"]
+    for r in report.answers:
         ratios = r.ratios()
         lines.append(f"| {r.answer_id} | " + " | ".join(str(ratios[m]) for m in (N.CITATION_PRESENCE, N.SUPPORT, N.COVERAGE)) + " |")
+    return lines
+
+
+def render_examples(figures: ExampleFigures) -> str:
+    lines = ["P7 archive (answers A, B, C; curated labels)", ""]
+    lines += p7_table(figures.p7)
     retrieval = figures.p7.retrieval["p7"]
     ranking = ", ".join(figures.p7.cases[0].case.ranking or [])
     lines += ["", f"Ranking {ranking}; gold evidence D1, D3:"]
     lines += ["  " + " · ".join(f"recall@{k} {retrieval[f'recall@{k}'].counts()}" for k in P7_KS)]
     lines += ["  " + " · ".join(f"facts@{k} {retrieval[f'facts@{k}'].counts()}" for k in P7_KS)]
+
+    lines += ["", "P7 archive in Chinese (answers parsed from raw text with [D1] markers)", ""]
+    lines += p7_table(figures.p7_zh)
 
     lines += ["", "Returns desk (S1–S6; ALCE citation recall and precision)", ""]
     lines += [desk_line(r.system, r.ratios()) for r in figures.returns_desk.answers]
