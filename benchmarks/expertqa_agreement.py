@@ -35,7 +35,7 @@ from pathlib import Path
 from citeaudit.errors import InputError
 from citeaudit.parse import parse_answer
 
-DEFAULT_DATA = Path("/work/shared/data/expertqa")
+DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "expertqa"
 _MARKER = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 
 

@@ -32,3 +32,10 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   .venv/bin/python -m pip install --quiet --disable-pip-version-check -c scripts/constraints.txt -e ".[dev]"
   echo "$want" > "$stamp"
 fi
+# The desk's optional 3D view (three.js from npm, bundled with esbuild); without node/npm the desk
+# keeps its 2D map. Rebuilt only when the front end changed.
+built=src/citeaudit/desk/static/build/three-view.js
+front=$(cat src/citeaudit/desk/frontend/package-lock.json src/citeaudit/desk/frontend/three-view.js | sha256sum | cut -d' ' -f1)
+if [ ! -f "$built" ] || [ "$(cat .venv/.citeaudit-desk 2>/dev/null)" != "$front" ]; then
+  bash scripts/build-desk.sh && [ -f "$built" ] && echo "$front" > .venv/.citeaudit-desk || true
+fi

@@ -131,7 +131,9 @@ def _p(text: str) -> SourcePassage:
 
 @pytest.mark.parametrize("text, spans", [
     ("One. Two! Three?", ["One.", "Two!", "Three?"]),
-    ("Version 3.1 ships. Dr. Smith agrees.", ["Version 3.1 ships.", "Dr.", "Smith agrees."]),
+    ("Version 3.1 ships. Dr. Smith agrees, e.g. on Fig. 2.", ["Version 3.1 ships.", "Dr. Smith agrees, e.g. on Fig. 2."]),
+    ("First one. second one!  Third?\nFourth", ["First one.", "second one!", "Third?", "Fourth"]),
+    ("He said “stop.” Then left.", ["He said “stop.”", "Then left."]),
     ("上限为80 °C。试点持续30天！", ["上限为80 °C。", "试点持续30天！"]),
     ("No end", ["No end"]),
 ])

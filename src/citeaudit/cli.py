@@ -183,7 +183,9 @@ def validate(cases):
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--write", "write_dir", type=click.Path(file_okay=False),
               help="copy the example case files into this folder instead of scoring them")
-def examples(fmt, write_dir):
+@click.option("--desk", "open_desk", is_flag=True, help="then open the audit desk on them")
+@click.option("--port", default=8765, show_default=True, type=int, help="the desk's port")
+def examples(fmt, write_dir, open_desk, port):
     """Score the built-in worked examples: the P7 archive, the returns desk and the manual audit."""
     from . import examples as ex
 
@@ -204,6 +206,10 @@ def examples(fmt, write_dir):
         }, ensure_ascii=False, indent=2))
     else:
         click.echo(ex.render_examples(figures))
+    if open_desk:
+        from .desk import serve
+
+        serve(desk_session(()), "127.0.0.1", port, open_browser=True)
 
 
 @main.command()
@@ -332,6 +338,52 @@ def _is_case_file(path: str) -> bool:
 
 
 @main.command()
+@click.argument("inputs", nargs=-1, type=click.Path(dir_okay=False))
+@click.option("--judge", "judge_name", default=None,
+              help="judge for edits (default: curated; for a run log, its recorded judgments)")
+@click.option("--store", type=click.Path(dir_okay=False), help="SQLite file of recorded judgments")
+@click.option("--host", default="127.0.0.1", show_default=True, help="address to bind (keep it local)")
+@click.option("--port", default=8765, show_default=True, type=int)
+@click.option("--no-open", is_flag=True, help="do not open a browser")
+def desk(inputs, judge_name, store, host, port, no_open):
+    """Open the audit desk on a run log, on case files, or (with no INPUTS) on the built-in examples:
+    follow each citation to its exact text, repair it, set human labels, and watch the scores change."""
+    session = desk_session(inputs, judge_name, store)
+    from .desk import serve
+
+    serve(session, host, port, open_browser=not no_open)
+
+
+def desk_session(inputs, judge_name: str | None = None, store: str | None = None):
+    from .desk import DeskSession
+
+    if not inputs:
+        from .examples import EXAMPLE_FILES, load_example
+
+        cases = [rc.case for name in EXAMPLE_FILES for rc in load_example(name)]
+        return DeskSession(cases, judge_name or "curated", store, source="built-in examples")
+    if len(inputs) == 1 and _is_run_log(inputs[0]):
+        from .metrics import Settings
+        from .runlog import read_runlog, replay_judgments, resolved_cases
+
+        log = read_runlog(inputs[0])
+        settings = Settings(ks=tuple(log.settings["ks"]), no_citation_precision=log.settings["no_citation_precision"])
+        judge = None if judge_name else replay_judgments(log, resolved_cases(log)).judge
+        return DeskSession(log.cases, judge_name or "curated", store, settings, source=inputs[0], judge=judge)
+    cases = [rc.case for rc in _load(inputs)]
+    return DeskSession(cases, judge_name or "curated", store, source=", ".join(inputs))
+
+
+def _is_run_log(path: str) -> bool:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return False
+    return '"schema_version"' in head
+
+
+@main.command()
 def schema():
     """Print the JSON Schema of a case."""
     from .records import Case
@@ -347,6 +399,15 @@ def judges():
     for name, description in available_judges().items():
         click.echo(f"{name:12} {description}")
 
+
+def _attach_judge_commands() -> None:
+    from .cli_judges import commands
+
+    for command in commands:
+        main.add_command(command)
+
+
+_attach_judge_commands()
 
 if __name__ == "__main__":  # pragma: no cover
     main()

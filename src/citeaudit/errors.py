@@ -56,3 +56,9 @@ class MissingJudgment(JudgeError):
 
 class UnknownJudge(CiteauditError):
     exit_code = 2
+
+
+class JudgeSetupError(CiteauditError):
+    """A judge that cannot start: a missing optional extra, model files, or a bad option."""
+
+    exit_code = 2

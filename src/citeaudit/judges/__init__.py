@@ -49,6 +49,13 @@ def _onnx(argument: str, cases: Sequence[ResolvedCase]) -> Judge:
     return make_local_judge("onnx", argument)
 
 
+@register_judge("embedding", "cosine similarity of packaged multilingual-e5-small embeddings: embedding[:THRESHOLD]")
+def _embedding(argument: str, cases: Sequence[ResolvedCase]) -> Judge:
+    from .embedding import make_embedding_judge
+
+    return make_embedding_judge(argument)
+
+
 @register_judge("openai", "an OpenAI-compatible chat endpoint: openai:MODEL (see docs/remote-judges.md)")
 def _openai(argument: str, cases: Sequence[ResolvedCase]) -> Judge:
     from .remote import judge_from_env

@@ -18,7 +18,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..errors import CiteauditError, JudgeError
+from ..errors import JudgeSetupError, JudgeError
 from ..records import LABELS, Evidence, Judgment, Label, SourcePassage
 from .base import Request
 from .windows import Window, set_windows
@@ -37,10 +37,7 @@ LABEL_ALIASES: dict[str, Label] = {
 }
 
 
-class ModelSetupError(CiteauditError):
-    """A model directory that cannot be used as a judge (missing files, unmappable labels, missing extra)."""
-
-    exit_code = 2
+ModelSetupError = JudgeSetupError  # a model judge that cannot start
 
 
 def map_labels(id2label: dict[int, str], override: dict[str, Label] | None = None) -> dict[int, Label]:

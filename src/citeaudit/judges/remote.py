@@ -44,7 +44,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .._version import __version__
-from ..errors import CiteauditError, JudgeError
+from ..errors import JudgeError, JudgeSetupError
 from ..records import Evidence, Judgment, Label, SourcePassage
 from .base import Request
 from .store import judgment_key
@@ -199,10 +199,7 @@ def _snippet(text: str, limit: int = 300) -> str:
 # --- the judge ----------------------------------------------------------------------------------
 
 
-class RemoteJudgeConfigError(CiteauditError):
-    """The remote judge is configured wrongly (a bad option or environment variable)."""
-
-    exit_code = 2
+RemoteJudgeConfigError = JudgeSetupError  # a bad option or environment variable
 
 
 class BatchJudgeError(JudgeError):

@@ -14,8 +14,10 @@ from dataclasses import dataclass
 
 from ..records import SourcePassage
 
-# Sentence ends: Latin . ! ? followed by space, or CJK 。！？； (which need no space after them).
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'“‘(\[]?[A-Z0-9À-Ý])|(?<=[。！？；])")
+# A sentence ends after . ! ? ; and any closing quote or bracket, before whitespace; after CJK 。！？；
+# (no space needed); or at a line break. Common abbreviations do not end a sentence.
+_SENTENCE_END = re.compile(r"(?<=[.!?;])(?P<close>[\"'”’)\]]*)\s+|(?<=[。！？；])(?P<cjk>[\"'”’）」』]*)\s*|\n+")
+_ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|cf|Dr|Mr|Mrs|Ms|Prof|St|No|Fig|approx)|\b[A-Z])\.$")
 
 
 @dataclass(frozen=True)
@@ -28,14 +30,24 @@ class Window:
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """Character spans of the sentences of `text`, whitespace between them excluded."""
     spans, start = [], 0
     for m in _SENTENCE_END.finditer(text):
-        if m.start() > start:
-            spans.append((start, m.start()))
+        end = m.start() + len(m.group("close") or m.group("cjk") or "")  # closing quotes stay inside
+        if _ABBREVIATION.search(text[start:end].rstrip("\"'”’)]")) and "\n" not in m.group():
+            continue
+        spans.append((start, end))
         start = m.end()
-    if start < len(text):
-        spans.append((start, len(text)))
-    return [(s, e) for s, e in spans if text[s:e].strip()]
+    spans.append((start, len(text)))
+    out = []
+    for a, b in spans:
+        while a < b and text[a].isspace():
+            a += 1
+        while b > a and text[b - 1].isspace():
+            b -= 1
+        if b > a:
+            out.append((a, b))
+    return out
 
 
 def _cut_sentence(text: str, start: int, end: int, count: Callable[[str], int], budget: int) -> list[tuple[int, int]]:

@@ -1,0 +1,18 @@
+"""The audit desk: a local web app to follow each citation to its exact text, repair it, review it,
+and watch the scores change (through the same scoring code as the command line)."""
+
+from .session import DeskError, DeskSession
+
+__all__ = ["DeskError", "DeskSession", "create_app", "serve"]
+
+
+def create_app(session: DeskSession):
+    from .app import create_app as _create
+
+    return _create(session)
+
+
+def serve(session: DeskSession, host: str = "127.0.0.1", port: int = 8765, open_browser: bool = True) -> None:
+    from .app import serve as _serve
+
+    _serve(session, host, port, open_browser)

@@ -1,0 +1,388 @@
+// citeaudit desk: the page's state and wiring. Every change goes through the JSON API and the page is
+// redrawn from the snapshot it returns, so the figures on screen are always the server's figures.
+import { $, h, num, ratioText, statementName } from "./dom.js";
+import { drawThreads, renderMap2d, sceneOf } from "./map2d.js";
+import { renderInspector } from "./inspector.js";
+import { currentClaim, renderReview } from "./review.js";
+
+const SCORES = [
+  ["citation_recall", "Citation recall"],
+  ["citation_precision", "Citation precision"],
+  ["support", "Support rate"],
+  ["coverage", "Coverage"],
+  ["citation_presence", "Citation presence"],
+];
+
+const state = {
+  snap: null,
+  selected: 0, // statement index
+  thread: null, // passage id of the selected thread, if any
+  scrollToThread: false,
+  review: false,
+  claim: 0,
+  reviewer: "reviewer",
+  note: null,
+  busy: false,
+  view: "2d",
+  expanded: false,
+  three: null, // the 3D view, once loaded
+  walkthroughs: [],
+};
+window.__desk = state; // for debugging and tests; nothing reads it back
+
+// ------------------------------------------------------------------ API
+
+class DeskFailure extends Error {}
+
+async function api(method, path, body) {
+  let res;
+  try {
+    res = await fetch(path, {
+      method,
+      headers: body ? { "Content-Type": "application/json" } : {},
+      body: body ? JSON.stringify(body) : undefined,
+    });
+  } catch (err) {
+    throw new DeskFailure(`The desk server did not answer (${err.message}). Is it still running?`);
+  }
+  let data = null;
+  try { data = await res.json(); } catch { /* not JSON */ }
+  if (!res.ok) {
+    let msg = data && data.error;
+    if (!msg && data && Array.isArray(data.detail)) msg = data.detail.map((d) => `${(d.loc || []).join(".")}: ${d.msg}`).join("; ");
+    throw new DeskFailure(msg || `${res.status} ${res.statusText}`);
+  }
+  return data;
+}
+
+function showMessage(text) {
+  const el = $("#message");
+  el.hidden = !text;
+  el.textContent = text || "";
+}
+
+function showStatus(text) {
+  $("#status").textContent = text || "";
+}
+
+/** Run one request; on success redraw from its snapshot, on failure show why and keep everything as it was. */
+async function act(what, request, after) {
+  if (state.busy) return;
+  state.busy = true;
+  document.body.setAttribute("aria-busy", "true");
+  try {
+    const snap = await request();
+    showMessage(null);
+    if (after) after(snap);
+    apply(snap);
+    showStatus(what);
+  } catch (err) {
+    showMessage(err.message);
+    showStatus("");
+  } finally {
+    state.busy = false;
+    document.body.removeAttribute("aria-busy");
+    if (state.snap) render(); // re-enable controls; puts unchecked boxes back after a refusal
+  }
+}
+
+function ids() {
+  const snap = state.snap;
+  return { case: snap.case.id, answer: snap.answer ? snap.answer.answer : null };
+}
+
+// ------------------------------------------------------------------ actions
+
+const actions = {
+  select(index, thread, opts = {}) {
+    if (!state.snap || !state.snap.answer) return;
+    const n = state.snap.answer.statements.length;
+    if (index < 0 || index >= n) return;
+    state.selected = index;
+    state.thread = thread;
+    state.scrollToThread = Boolean(thread);
+    if (state.review) {
+      const k = state.snap.answer.claims.findIndex((c) => c.statement === index);
+      if (k >= 0 && state.snap.answer.claims[state.claim]?.statement !== index) { state.claim = k; state.note = null; }
+    }
+    render();
+    const target = thread ? document.getElementById(`thread-${index}-${thread}`) : document.getElementById(`st-${index}`);
+    if (target && state.view === "2d") target.focus({ preventScroll: false });
+    if (opts.inspect && window.matchMedia("(max-width: 900px)").matches) {
+      $("#inspector").scrollIntoView({ block: "start" });
+    }
+  },
+  move(delta) {
+    if (state.review) return actions.step(delta);
+    if (!state.snap || !state.snap.answer) return;
+    const n = state.snap.answer.statements.length;
+    actions.select(Math.max(0, Math.min(n - 1, state.selected + delta)), null);
+  },
+  step(delta) {
+    const claims = state.snap && state.snap.answer ? state.snap.answer.claims : [];
+    if (!claims.length) return;
+    state.claim = Math.max(0, Math.min(claims.length - 1, state.claim + delta));
+    state.note = null;
+    state.selected = claims[state.claim].statement;
+    state.thread = null;
+    render();
+  },
+  setCitations(index, citations) {
+    const st = state.snap.answer.statements[index];
+    act(`${statementName(st)} now cites ${citations.length ? citations.join(", ") : "nothing"}.`,
+      () => api("POST", "/api/edit", { ...ids(), statement: index, citations }));
+  },
+  saveText(index, text) {
+    const st = state.snap.answer.statements[index];
+    act(`Text of ${statementName(st)} saved.`, () => api("POST", "/api/edit", { ...ids(), statement: index, text }));
+  },
+  label(claim, label) {
+    if (!state.reviewer.trim()) { showMessage("A human label needs the reviewer's name."); $("#reviewer")?.focus(); return; }
+    act(`Labelled ${label} by ${state.reviewer.trim()}.`, () => api("POST", "/api/human", {
+      ...ids(), statement: claim.statement, claim: claim.index, label, note: state.note || "", reviewer: state.reviewer.trim(),
+    }));
+  },
+  walkthrough(name, variant) {
+    act(`Exercise loaded: ${name}${variant ? ` (${variant})` : ""}.`,
+      () => api("POST", "/api/walkthrough", { name, variant: variant || null }), resetSelection);
+  },
+  reset() {
+    act("Case reset to its start.", () => api("POST", "/api/reset", ids()), resetSelection);
+  },
+  open(caseId, answerId) {
+    const q = new URLSearchParams({ case: caseId });
+    if (answerId) q.set("answer", answerId);
+    act("", () => api("GET", `/api/state?${q}`), resetSelection);
+  },
+  toggleReview() {
+    state.review = !state.review;
+    if (state.review) {
+      const claims = state.snap.answer ? state.snap.answer.claims : [];
+      const k = claims.findIndex((c) => c.statement === state.selected);
+      state.claim = k >= 0 ? k : 0;
+      state.note = null;
+      if (claims[state.claim]) state.selected = claims[state.claim].statement;
+    }
+    render();
+    if (state.review) $("#review").scrollIntoView({ block: "nearest" });
+  },
+};
+
+function resetSelection() {
+  state.selected = 0;
+  state.thread = null;
+  state.claim = 0;
+  state.note = null;
+}
+
+// ------------------------------------------------------------------ rendering
+
+function apply(snap) {
+  state.snap = snap;
+  const n = snap.answer ? snap.answer.statements.length : 0;
+  if (state.selected >= n) state.selected = Math.max(0, n - 1);
+  const claims = snap.answer ? snap.answer.claims : [];
+  if (state.claim >= claims.length) state.claim = Math.max(0, claims.length - 1);
+  if (state.thread && !(snap.answer && snap.answer.statements[state.selected]?.citations.includes(state.thread))) state.thread = null;
+}
+
+function render() {
+  const snap = state.snap;
+  if (!snap) return;
+  const focused = document.activeElement && document.activeElement.id;
+  renderHeader(snap);
+  renderScores(snap);
+  renderMap2d(snap, state, actions);
+  renderInspector(snap, state, actions);
+  renderReview(snap, state, actions);
+  state.scrollToThread = false;
+  if (state.three) state.three.update(sceneOf(snap, state));
+  if (focused && document.activeElement !== document.getElementById(focused)) {
+    // Redrawing replaced the focused control: focus its successor (threads refocus themselves once drawn).
+    const el = document.getElementById(focused);
+    if (el) el.focus({ preventScroll: true });
+    else if (focused.startsWith("thread-")) requestAnimationFrame(() => document.getElementById(focused)?.focus({ preventScroll: true }));
+  }
+}
+
+function renderHeader(snap) {
+  $("#source").textContent = `${snap.source} · judge ${snap.judge}`;
+  const caseSel = $("#case-select");
+  caseSel.replaceChildren(...snap.cases.map((c) =>
+    h("option", { value: c.id, selected: c.id === snap.case.id }, `${c.id} — ${c.question}`)));
+  caseSel.value = snap.case.id;
+  const ansSel = $("#answer-select");
+  ansSel.replaceChildren(...snap.case.answers.map((a) =>
+    h("option", { value: a.id, selected: snap.answer && a.id === snap.answer.answer }, a.system === a.id ? a.id : `${a.system} (${a.id})`)));
+  if (snap.answer) ansSel.value = snap.answer.answer;
+  ansSel.disabled = !snap.case.answers.length;
+  $("#question").textContent = `Question: ${snap.case.question}`;
+  $("#review-toggle").setAttribute("aria-pressed", String(state.review));
+  $("#reset").disabled = state.busy;
+
+  const wt = snap.walkthrough && snap.case.id === `returns-desk-${snap.walkthrough.name}` ? snap.walkthrough : null;
+  for (const btn of document.querySelectorAll("#walkthroughs button")) {
+    const on = Boolean(wt) && btn.dataset.walkthrough === wt.name && (btn.dataset.variant || null) === (wt.variant || null);
+    btn.setAttribute("aria-pressed", String(on));
+    btn.disabled = state.busy;
+  }
+  $("#walkthrough").hidden = !wt;
+  if (!wt) return;
+  const variant = wt.variant && wt.variants.find((v) => v.name === wt.variant);
+  $("#walkthrough-title").textContent = `Exercise: ${wt.title}${variant ? ` — ${variant.title}` : ""}`;
+  $("#walkthrough-instructions").textContent = wt.instructions;
+  const m = snap.answer ? snap.answer.metrics : {};
+  const recall = ratioText(m.citation_recall)[1];
+  const precision = ratioText(m.citation_precision)[1];
+  $("#goals").replaceChildren(...wt.goals.map((g, i) => {
+    const met = g.recall === recall && g.precision === precision;
+    return h("li", { id: `goal-${i}`, dataset: { met: String(met) } },
+      h("span", { class: "goal-mark", "aria-label": met ? "reached" : "not reached" }, met ? "✓" : "○"),
+      `${g.step}: recall ${g.recall}, precision ${g.precision}`);
+  }));
+}
+
+function renderScores(snap) {
+  const m = snap.answer ? snap.answer.metrics : null;
+  $("#scores").replaceChildren(...SCORES.map(([key, label]) => {
+    const r = m ? m[key] : null;
+    const [text, counts] = ratioText(r);
+    return h("div", { class: "score" }, h("dt", {}, label),
+      h("dd", { id: `score-${key}`, dataset: { counts }, title: r ? r.signature : "" }, text));
+  }));
+  if (snap.answer && snap.answer.abstained) $("#scores").append(h("div", { class: "score abstained" }, "This answer abstains."));
+  $("#retrieval").replaceChildren(...Object.entries(snap.retrieval).map(([name, r]) =>
+    h("div", { class: "score" }, h("dt", {}, name), h("dd", { title: r.signature }, ratioText(r)[0]))));
+  const labels = snap.answer ? snap.answer.labels : null;
+  $("#labels-count").textContent = labels
+    ? `Claim labels: ${Object.entries(labels).map(([k, v]) => `${k} ${num(v)}`).join(" · ")}` : "";
+}
+
+function renderWalkthroughBar(list) {
+  const bar = $("#walkthroughs");
+  bar.replaceChildren(...list.map((w) => {
+    const main = h("button", { type: "button", id: `wt-${w.name}`, dataset: { walkthrough: w.name }, title: w.instructions,
+      onclick: () => actions.walkthrough(w.name, null) }, w.title);
+    if (!w.variants.length) return main;
+    return h("span", { class: "variant-group", role: "group", "aria-label": `${w.title} setups` }, main,
+      w.variants.map((v) => h("button", {
+        type: "button", id: `wt-${w.name}-${v.name}`, dataset: { walkthrough: w.name, variant: v.name },
+        onclick: () => actions.walkthrough(w.name, v.name),
+      }, v.title)));
+  }));
+}
+
+// ------------------------------------------------------------------ 3D view
+
+function webglAvailable() {
+  try {
+    const c = document.createElement("canvas");
+    return Boolean(c.getContext("webgl2") || c.getContext("webgl"));
+  } catch {
+    return false;
+  }
+}
+
+function fallback(note) {
+  state.view = "2d";
+  const el = $("#map-note");
+  el.textContent = note;
+  el.hidden = false;
+  setView("2d");
+}
+
+async function setView(view) {
+  if (view === "3d" && !state.three) {
+    if (!webglAvailable()) return fallback("3D needs WebGL, which this browser does not offer: showing the 2D map.");
+    let mod;
+    try {
+      mod = await import("./build/three-view.js");
+    } catch {
+      return fallback("The 3D view is not built (run scripts/build-desk.sh): showing the 2D map.");
+    }
+    try {
+      state.three = mod.createThreeView($("#map-3d"), {
+        onSelect: (index, thread) => actions.select(index, thread || null, { inspect: true }),
+      });
+    } catch (err) {
+      return fallback(`The 3D view could not start (${err.message}): showing the 2D map.`);
+    }
+  }
+  state.view = view;
+  const is3d = view === "3d";
+  $("#map-2d").hidden = is3d;
+  $("#map-3d").hidden = !is3d;
+  $("#legend").hidden = false;
+  $("#view-2d").setAttribute("aria-pressed", String(!is3d));
+  $("#view-3d").setAttribute("aria-pressed", String(is3d));
+  $("#expand").hidden = !is3d;
+  if (!is3d) setExpanded(false);
+  if (is3d) {
+    $("#map-note").hidden = true;
+    state.three.update(sceneOf(state.snap, state));
+    state.three.resize();
+  } else if (state.snap) {
+    drawThreads(state.snap, state, actions);
+  }
+}
+
+function setExpanded(on) {
+  state.expanded = on;
+  $("#map").classList.toggle("expanded", on);
+  $("#expand").setAttribute("aria-pressed", String(on));
+  $("#expand").textContent = on ? "Leave expanded workspace" : "Expand workspace";
+  if (state.three) state.three.resize();
+}
+
+// ------------------------------------------------------------------ keyboard
+
+function onKey(ev) {
+  if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
+  const t = ev.target;
+  const typing = t && (t.tagName === "INPUT" && t.type !== "checkbox" || t.tagName === "TEXTAREA" || t.tagName === "SELECT");
+  if (ev.key === "Escape" && state.expanded) { setExpanded(false); $("#expand").focus(); return; }
+  if (typing || !state.snap) return;
+  const k = ev.key;
+  if (k === "j" || k === "k") { ev.preventDefault(); actions.move(k === "j" ? 1 : -1); focusSelected(); }
+  else if (k === "i") {
+    ev.preventDefault();
+    const el = document.querySelector("#inspector .cite-toggle") || $("#statement-text");
+    if (el) el.focus();
+  } else if (k === "r") { ev.preventDefault(); actions.toggleReview(); }
+  else if (k === "v") { ev.preventDefault(); setView(state.view === "3d" ? "2d" : "3d"); }
+  else if (state.review && /^[1-4]$/.test(k)) {
+    const claim = currentClaim(state.snap, state);
+    if (claim) { ev.preventDefault(); actions.label(claim, state.snap.labels[Number(k) - 1]); }
+  }
+}
+
+function focusSelected() {
+  if (state.view !== "2d") return;
+  const el = document.getElementById(`st-${state.selected}`);
+  if (el) el.focus();
+}
+
+// ------------------------------------------------------------------ start
+
+async function start() {
+  $("#case-select").addEventListener("change", (ev) => actions.open(ev.target.value, null));
+  $("#answer-select").addEventListener("change", (ev) => actions.open(state.snap.case.id, ev.target.value));
+  $("#reset").addEventListener("click", () => actions.reset());
+  $("#review-toggle").addEventListener("click", () => actions.toggleReview());
+  $("#view-2d").addEventListener("click", () => setView("2d"));
+  $("#view-3d").addEventListener("click", () => setView("3d"));
+  $("#expand").addEventListener("click", () => setExpanded(!state.expanded));
+  document.addEventListener("keydown", onKey);
+  new ResizeObserver(() => { if (state.snap && state.view === "2d") drawThreads(state.snap, state, actions); }).observe($("#map-2d"));
+  try {
+    state.walkthroughs = await api("GET", "/api/walkthroughs");
+    renderWalkthroughBar(state.walkthroughs);
+    apply(await api("GET", "/api/state"));
+    render();
+    document.body.dataset.ready = "true";
+  } catch (err) {
+    showMessage(err.message);
+  }
+}
+
+start();

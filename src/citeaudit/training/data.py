@@ -1,0 +1,238 @@
+"""Readers for the human-labelled attribution sets in the shared data folder, and a leak-free split.
+
+Every reader yields DATA rows, the format `citeaudit validate-judge` reads::
+
+    {"id", "claim", "passages": [{"id", "text"}], "label", "source", "lang"}
+
+Label mapping onto citeaudit's four labels (what each source's label becomes):
+
+| citeaudit   | WiCE (oracle chunks)  | ExpertQA     | Factcheck-GPT (subtask 3) | CiteCheck |
+|-------------|-----------------------|--------------|---------------------------|-----------|
+| full        | supported             | Complete     | completely-support        | 1         |
+| partial     | partially_supported   | Partial      | partially-support         | —         |
+| none        | not_supported         | Incomplete   | irrelevant                | 0         |
+| contradicts | —                     | —            | refute                    | —         |
+| (skipped)   | —                     | Missing, N/A, unlabelled, no passage text | exact duplicates kept once; pairs with conflicting labels dropped | — |
+
+CiteCheck's `0` covers both "information changed" and "information deleted" negatives; we map it to
+`none`, not `partial`, since the source does not tell the two apart per row.
+
+The split is by claim: sha256 of the normalised claim text (NFKC, case-folded, citation markers and
+punctuation and spacing dropped) picks train (80 %), dev (10 %) or test (10 %), so the same claim never sits in
+two splits, whichever source or system it came from.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable, Iterator
+import os
+from pathlib import Path
+from typing import Any
+
+# The public sets sit in shared/data beside a checkout of the project; CITEAUDIT_DATA_DIR overrides.
+DEFAULT_DATA_DIR = Path(os.environ.get("CITEAUDIT_DATA_DIR") or Path(__file__).resolve().parents[3].parent / "shared" / "data")
+
+LABEL_MAPPING: dict[str, dict[str, str]] = {
+    "wice": {"supported": "full", "partially_supported": "partial", "not_supported": "none"},
+    "expertqa": {"Complete": "full", "Partial": "partial", "Incomplete": "none"},
+    "factcheck_gpt": {
+        "completely-support": "full", "partially-support": "partial", "irrelevant": "none",
+        "refute": "contradicts",
+    },
+    "citecheck": {"1": "full", "0": "none"},
+}
+
+SPLITS = ("train", "dev", "test")
+_MARKER = re.compile(r"\[\d+(?:\s*,\s*\d+)*\]")
+_MARKER_WITH_SPACE = re.compile(r"\s*\[\d+(?:\s*,\s*\d+)*\]")
+
+
+def normalise_claim(text: str) -> str:
+    """The form a claim is hashed in: NFKC, case-folded, without [n] markers, its word characters only
+    (so spacing and punctuation differences do not move a claim to another split)."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    text = _MARKER.sub(" ", text)
+    return " ".join(re.findall(r"\w+", text))
+
+
+def split_of(claim: str, dev: int = 10, test: int = 10) -> str:
+    """'train', 'dev' or 'test', fixed by a hash of the normalised claim (dev% / test% of claims)."""
+    bucket = int(hashlib.sha256(normalise_claim(claim).encode("utf-8")).hexdigest()[:8], 16) % 100
+    if bucket < 100 - dev - test:
+        return "train"
+    return "dev" if bucket < 100 - test else "test"
+
+
+def _row(id_: str, claim: str, passages: list[tuple[str, str]], label: str, source: str, lang: str) -> dict:
+    return {
+        "id": id_,
+        "claim": claim,
+        "passages": [{"id": pid, "text": text} for pid, text in passages],
+        "label": label,
+        "source": source,
+        "lang": lang,
+    }
+
+
+def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    with path.open(encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if line.strip():
+                yield n, json.loads(line)
+
+
+def read_wice(path: Path) -> Iterator[dict]:
+    """WiCE oracle chunks: a Wikipedia sentence and the chunk of the cited article (one passage)."""
+    mapping = LABEL_MAPPING["wice"]
+    seen: Counter[str] = Counter()  # a claim can come with several chunks of its article
+    for n, d in _jsonl(path):
+        label = mapping.get(d.get("label"))
+        text = " ".join(s.strip() for s in d.get("evidence") or [] if s.strip())
+        if label is None or not text or not d.get("claim"):
+            continue
+        rid = (d.get("meta") or {}).get("id") or f"line{n}"
+        seen[rid] += 1
+        yield _row(f"wice:{rid}:{seen[rid]}", d["claim"].strip(), [("chunk", text)], label, "wice", "en")
+
+
+_EXPERTQA_HEADER = re.compile(r"^\s*\[(\d+)\]\s*(\S*)\s*\n+", re.S)
+
+
+def _expertqa_passage(evidence: str) -> tuple[str, str] | None:
+    """'[3] https://url\\n\\npassage' -> ('3', passage); None when there is no passage text."""
+    m = _EXPERTQA_HEADER.match(evidence)
+    if m:
+        number, text = m.group(1), evidence[m.end():]
+    else:
+        number, text = "", evidence
+    text = text.strip()
+    if not text or re.fullmatch(r"(\[\d+\]\s*)?https?://\S+", text):
+        return None
+    return number, text
+
+
+def read_expertqa(paths: Iterable[Path]) -> Iterator[dict]:
+    """ExpertQA claims with expert support labels; the rand_* and domain_* files overlap, so each
+    (question, system) answer is read once. Missing / N/A / unlabelled claims and claims without any
+    passage text are skipped."""
+    mapping = LABEL_MAPPING["expertqa"]
+    seen: set[tuple[str, str]] = set()
+    for path in paths:
+        for _, d in _jsonl(path):
+            question = d.get("question") or ""
+            for system, answer in sorted((d.get("answers") or {}).items()):
+                key = (question.strip(), system)
+                if key in seen:
+                    continue
+                seen.add(key)
+                qhash = hashlib.sha256(f"{question}\x00{system}".encode()).hexdigest()[:10]
+                for i, claim in enumerate(answer.get("claims") or []):
+                    label = mapping.get(claim.get("support"))
+                    text = _MARKER_WITH_SPACE.sub("", claim.get("claim_string") or "")
+                    text = " ".join(text.split())
+                    if label is None or not text:
+                        continue
+                    passages = []
+                    for j, ev in enumerate(claim.get("evidence") or []):
+                        got = _expertqa_passage(ev) if isinstance(ev, str) else None
+                        if got:
+                            passages.append((f"e{j + 1}" + (f"[{got[0]}]" if got[0] else ""), got[1]))
+                    if passages:
+                        yield _row(f"expertqa:{qhash}:{i}", text, passages, label, "expertqa", "en")
+
+
+def read_factcheck(path: Path) -> Iterator[dict]:
+    """Factcheck-GPT subtask 3 (claim, evidence, stance). Exact duplicate rows are kept once; a
+    (claim, evidence) pair seen with different stances is dropped altogether."""
+    mapping = LABEL_MAPPING["factcheck_gpt"]
+    stances: dict[tuple[str, str], set[str]] = {}
+    first_line: dict[tuple[str, str], int] = {}
+    for n, d in _jsonl(path):
+        key = (d.get("claim") or "", d.get("evidence") or "")
+        stances.setdefault(key, set()).add(d.get("stance"))
+        first_line.setdefault(key, n)
+    for key, found in stances.items():
+        claim, evidence = key
+        if len(found) != 1 or not claim.strip() or not evidence.strip():
+            continue
+        label = mapping.get(next(iter(found)))
+        if label is None:
+            continue
+        yield _row(f"factcheck_gpt:{first_line[key]}", claim.strip(), [("evidence", evidence.strip())],
+                   label, "factcheck_gpt", "en")
+
+
+_CITE_SPLIT = re.compile(r"\[(\d+)\]\s*")
+
+
+def _citecheck_passages(quote: str) -> list[tuple[str, str]]:
+    parts = _CITE_SPLIT.split(quote)
+    passages = []
+    if parts[0].strip():
+        passages.append(("q0", parts[0].strip()))
+    for number, text in zip(parts[1::2], parts[2::2]):
+        if text.strip():
+            passages.append((f"[{number}]", text.strip()))
+    # a marker number may repeat inside a quote: keep ids unique
+    counts: Counter[str] = Counter()
+    unique = []
+    for pid, text in passages:
+        counts[pid] += 1
+        unique.append((pid if counts[pid] == 1 else f"{pid}#{counts[pid]}", text))
+    return unique
+
+
+def read_citecheck(path: Path) -> Iterator[dict]:
+    """CiteCheck (Chinese): a cited statement and the quotes of the documents it cites."""
+    mapping = LABEL_MAPPING["citecheck"]
+    for n, d in _jsonl(path):
+        label = mapping.get(str(d.get("label")))
+        statement = _MARKER_WITH_SPACE.sub("", d.get("statement") or "").strip()
+        passages = _citecheck_passages(d.get("quote") or "")
+        if label is None or not statement or not passages:
+            continue
+        yield _row(f"citecheck:{d.get('idx', n)}:{n}", statement, passages, label, "citecheck", "zh")
+
+
+def load_all(data_dir: Path | str = DEFAULT_DATA_DIR) -> list[dict]:
+    """Every row of every attribution set, in a fixed order."""
+    base = Path(data_dir)
+    rows: list[dict] = []
+    rows += read_wice(base / "wice" / "oracle_chunks__claim__dev.jsonl")
+    rows += read_expertqa(base / "expertqa" / f"{name}.jsonl"
+                          for name in ("rand_val", "rand_test", "domain_val", "domain_test"))
+    rows += read_factcheck(base / "factcheck_gpt" / "subtask3_claim_evidence_stance.jsonl")
+    rows += read_citecheck(base / "citecheck" / "dev.jsonl")
+    return rows
+
+
+def split_rows(rows: Iterable[dict]) -> dict[str, list[dict]]:
+    """Rows grouped by the split of their claim."""
+    out: dict[str, list[dict]] = {s: [] for s in SPLITS}
+    for row in rows:
+        out[split_of(row["claim"])].append(row)
+    return out
+
+
+def write_jsonl(path: Path, rows: Iterable[dict]) -> int:
+    n = 0
+    with path.open("w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+            n += 1
+    return n
+
+
+def export_validation_sets(out_dir: Path | str, data_dir: Path | str = DEFAULT_DATA_DIR,
+                           include_train: bool = False) -> dict[str, int]:
+    """Write dev.jsonl and test.jsonl (and train.jsonl when asked) under out_dir; returns row counts."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    splits = split_rows(load_all(data_dir))
+    wanted = SPLITS if include_train else ("dev", "test")
+    return {name: write_jsonl(out / f"{name}.jsonl", splits[name]) for name in wanted}

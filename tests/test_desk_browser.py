@@ -1,0 +1,391 @@
+"""The audit desk's web app in a real headless chromium: the five exercises reach the seed's figures on
+screen, refused edits change nothing, human labels reach the exported run, untrusted passage text stays
+text, everything works from the keyboard, narrow windows stack, and the 3D view (or its fallback) shows.
+
+Each test gets its own server (uvicorn in a thread, on a socket bound to a free port) over a fresh session.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("uvicorn")
+pytest.importorskip("playwright")
+import uvicorn  # noqa: E402
+from playwright.sync_api import expect  # noqa: E402
+
+import citeaudit.desk  # noqa: E402
+from citeaudit.cli import desk_session  # noqa: E402
+from citeaudit.desk.app import create_app  # noqa: E402
+
+BUILD = Path(citeaudit.desk.__file__).parent / "static" / "build" / "three-view.js"
+XSS = '<script>window.__xss=1</script><img src=x onerror="window.__xss=2">'
+
+
+@contextmanager
+def serve(session):
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(create_app(session), host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("the desk server did not start")
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
+
+
+@pytest.fixture
+def desk_url():
+    with serve(desk_session(())) as url:
+        yield url
+
+
+@pytest.fixture
+def shots(test_output):
+    out = test_output / "desk"
+    out.mkdir(exist_ok=True)
+    return out
+
+
+@contextmanager
+def open_page(chromium, url, width=1280, height=900):
+    context = chromium.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda err: errors.append(str(err)))
+    try:
+        page.goto(url)
+        page.wait_for_selector("body[data-ready=true]", timeout=10_000)
+        yield page
+        assert errors == [], errors
+    finally:
+        context.close()
+
+
+@pytest.fixture
+def page(chromium, desk_url):
+    with open_page(chromium, desk_url) as p:
+        yield p
+
+
+def figures(page, recall: str, precision: str) -> None:
+    """The on-screen recall and precision, as counts and as text."""
+    expect(page.locator("#score-citation_recall")).to_have_attribute("data-counts", recall)
+    expect(page.locator("#score-citation_precision")).to_have_attribute("data-counts", precision)
+    n, d = (int(x) for x in recall.split("/"))
+    assert page.text_content("#score-citation_recall") == f"{recall} ({100 * n / d:.1f} %)"
+
+
+def exercise(page, button: str) -> None:
+    page.click(f"#{button}")
+    expect(page.locator(f"#{button}")).to_have_attribute("aria-pressed", "true")
+    expect(page.locator("#walkthrough")).to_be_visible()
+
+
+def select(page, index: int) -> None:
+    page.click(f"#st-{index}")
+    expect(page.locator(f"#st-{index}")).to_have_attribute("aria-selected", "true")
+
+
+def cite(page, passage: str, on: bool) -> None:
+    box = page.locator(f"#cite-{passage}")
+    box.check() if on else box.uncheck()
+    expect(page.locator(f"#cite-{passage}")).to_be_checked(checked=on)
+    expect(page.locator(f"#cite-{passage}")).to_be_enabled()
+
+
+def goal(page, i: int, met: bool = True) -> None:
+    expect(page.locator(f"#goal-{i}")).to_have_attribute("data-met", "true" if met else "false")
+
+
+def test_the_five_exercises_reach_the_seed_figures(page, shots):
+    # Follow: as found, then follow C1's thread to S2 and read it in the inspector.
+    exercise(page, "wt-follow")
+    figures(page, "2/4", "2/3")
+    goal(page, 0)
+    expect(page.locator("#score-support")).to_have_text("2/4 (50.0 %)")
+    expect(page.locator("#score-citation_presence")).to_have_text("3/4 (75.0 %)")
+    expect(page.locator("#thread-0-S2")).to_have_attribute("data-status", "unsupported")
+    page.click("#thread-0-S2")
+    expect(page.locator("#thread-0-S2")).to_have_attribute("aria-pressed", "true")
+    expect(page.locator("#cited-S2")).to_have_class("cited-passage focus-thread")
+    expect(page.locator("#cited-S2 blockquote")).to_have_text("A receipt is required for standard-item returns.")
+    expect(page.locator("#cited-S2")).to_contain_text("version sachin-demo-v1 · span 0–48")
+    expect(page.locator("#inspector-judgment")).to_contain_text("S2 is about returns but gives no time window")
+    check = json.loads(page.text_content("#inspector-check-json"))
+    assert check["statementId"] == "C1" and check["citations"] == ["S2"] and check["citedSetSupports"] is False
+    stmt = json.loads(page.text_content("#inspector-statement-json"))
+    assert stmt["statement"]["id"] == "C1" and stmt["citedPassages"][0]["id"] == "S2"
+    page.screenshot(path=str(shots / "follow.png"), full_page=True)
+
+    # Repair: S1 becomes C1's only citation, then C3 cites S3.
+    exercise(page, "wt-repair")
+    figures(page, "2/4", "2/3")
+    select(page, 0)
+    cite(page, "S1", True)
+    cite(page, "S2", False)
+    figures(page, "3/4", "3/3")
+    goal(page, 0)
+    goal(page, 1, met=False)
+    expect(page.locator("#thread-0-S1")).to_have_attribute("data-status", "precise")
+    select(page, 2)
+    cite(page, "S3", True)
+    figures(page, "4/4", "4/4")
+    goal(page, 1)
+    page.screenshot(path=str(shots / "repair.png"), full_page=True)
+
+    # Cover: C1 is already repaired; C3 cites S3.
+    exercise(page, "wt-cover")
+    figures(page, "3/4", "3/3")
+    select(page, 2)
+    expect(page.locator("#st-2")).to_contain_text("no citation")
+    cite(page, "S3", True)
+    figures(page, "4/4", "4/4")
+    goal(page, 0)
+    page.screenshot(path=str(shots / "cover.png"), full_page=True)
+
+    # Trim: C1 cites S1, S2 and S3; only S1 earns precision credit.
+    exercise(page, "wt-trim")
+    figures(page, "4/4", "4/6")
+    goal(page, 0)
+    expect(page.locator("#thread-0-S2")).to_have_attribute("data-status", "imprecise")
+    select(page, 0)
+    cite(page, "S2", False)
+    cite(page, "S3", False)
+    figures(page, "4/4", "4/4")
+    goal(page, 1)
+    page.screenshot(path=str(shots / "trim.png"), full_page=True)
+
+    # Test scope, three setups.
+    exercise(page, "wt-test-scope-window-receipt")
+    figures(page, "1/1", "2/2")
+    goal(page, 0)
+    page.screenshot(path=str(shots / "test-scope-window-receipt.png"), full_page=True)
+    select(page, 0)
+    cite(page, "S2", False)
+    figures(page, "0/1", "0/1")
+    goal(page, 1)
+    page.screenshot(path=str(shots / "test-scope-window-receipt-without-s2.png"), full_page=True)
+
+    exercise(page, "wt-test-scope-clearance")
+    figures(page, "0/1", "0/2")
+    goal(page, 0)
+    expect(page.locator("#st-0")).to_contain_text("contradicts")
+    page.screenshot(path=str(shots / "test-scope-clearance.png"), full_page=True)
+
+    exercise(page, "wt-test-scope-two-supports")
+    figures(page, "1/1", "2/2")
+    goal(page, 0)
+    page.screenshot(path=str(shots / "test-scope-two-supports.png"), full_page=True)
+
+    # Reset puts the case back to its start.
+    page.click("#reset")
+    figures(page, "1/1", "2/2")
+
+
+def test_an_edit_without_a_curated_label_is_refused_visibly(page):
+    exercise(page, "wt-follow")
+    figures(page, "2/4", "2/3")
+    select(page, 0)
+    before = page.text_content("#st-0 .st-text")
+    page.fill("#statement-text", "Standard items may be returned within 60 days of delivery.")
+    page.click("#save-text")
+    message = page.locator("#message")
+    expect(message).to_be_visible()
+    expect(message).to_have_attribute("role", "alert")
+    expect(message).to_contain_text("no curated label")
+    expect(message).to_contain_text("not applied")
+    figures(page, "2/4", "2/3")
+    assert page.text_content("#st-0 .st-text") == before
+    # A citation change that can be scored clears the message.
+    cite(page, "S1", True)
+    expect(message).to_be_hidden()
+
+
+def test_a_human_label_set_in_review_mode_is_in_the_exported_run(page):
+    exercise(page, "wt-follow")
+    page.click("#review-toggle")
+    expect(page.locator("#review")).to_be_visible()
+    expect(page.locator("#review-position")).to_have_text("Claim 1 of 4 · statement C1")
+    page.fill("#reviewer", "ana")
+    page.fill("#review-note", "S2 has no time window")
+    page.click("#label-none")
+    expect(page.locator("#label-none")).to_have_attribute("aria-pressed", "true")
+    expect(page.locator("#agreement")).to_have_attribute("data-n", "1")
+    expect(page.locator("#agreement")).to_have_attribute("data-agree", "1")
+    expect(page.locator("#human-labels")).to_contain_text("S2 has no time window")
+    # Next claim from the keyboard, labelled with a shortcut (2 = partial; the automatic label is full).
+    page.click("#review-next")
+    expect(page.locator("#review-position")).to_have_text("Claim 2 of 4 · statement C2")
+    page.keyboard.press("k")
+    expect(page.locator("#review-position")).to_have_text("Claim 1 of 4 · statement C1")
+    page.keyboard.press("j")
+    expect(page.locator("#review-position")).to_have_text("Claim 2 of 4 · statement C2")
+    expect(page.locator("#st-1")).to_have_attribute("aria-selected", "true")
+    page.keyboard.press("2")
+    expect(page.locator("#agreement")).to_have_attribute("data-n", "2")
+    expect(page.locator("#agreement")).to_have_attribute("data-agree", "1")
+    expect(page.locator("#export")).to_have_attribute("href", "/api/export")
+
+    log = page.evaluate("fetch('/api/export').then((r) => r.json())")
+    human = [j for j in log["judgments"] if j["judgment"]["judge"] == "human:ana"]
+    by_text = {j["text"]: j["judgment"] for j in human}
+    assert by_text["Standard items may be returned within 30 days of delivery."]["label"] == "none"
+    assert by_text["Standard items may be returned within 30 days of delivery."]["explanation"] == "S2 has no time window"
+    assert by_text["A receipt is required to return a standard item."]["label"] == "partial"
+
+
+def test_a_passage_with_markup_is_shown_as_text(chromium, tmp_path):
+    case = {
+        "id": "xss", "question": f"Is {XSS} safe?",
+        "sources": [{"id": "X1", "title": XSS, "version": XSS, "text": XSS}],
+        "answers": [{"id": "a", "system": XSS, "statements": [{"id": "C1", "text": f"It says {XSS}", "citations": ["X1"]}]}],
+        "labels": [{"claim": f"It says {XSS}", "passages": ["X1"], "label": "full", "explanation": XSS}],
+    }
+    path = tmp_path / "xss.json"
+    path.write_text(json.dumps(case), encoding="utf-8")
+    with serve(desk_session([str(path)])) as url, open_page(chromium, url) as page:
+        expect(page.locator("#passage-X1 .p-text")).to_have_text(XSS)
+        expect(page.locator("#cited-X1 blockquote")).to_have_text(XSS)
+        expect(page.locator("#st-0 .st-text")).to_have_text(f"It says {XSS}")
+        expect(page.locator("#inspector-judgment")).to_contain_text(XSS)
+        page.click("#review-toggle")
+        expect(page.locator("#review-claim")).to_have_text(f"It says {XSS}")
+        page.wait_for_timeout(200)  # give an injected onerror the chance to run
+        assert page.evaluate("window.__xss") is None
+        assert page.locator("#desk img, #desk script, header img, header script").count() == 0
+        assert page.get_by_text(XSS, exact=True).first.is_visible()
+
+
+def test_keyboard_only_select_a_statement_and_toggle_a_citation(page):
+    exercise(page, "wt-follow")
+    figures(page, "2/4", "2/3")
+    page.evaluate("document.activeElement.blur()")
+    for _ in range(40):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.id") == "st-0":
+            break
+    else:
+        pytest.fail("Tab never reached the statements")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("j")
+    expect(page.locator("#st-2")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.locator("#inspector-title")).to_have_text("Statement C3")
+    # Tab from the statement reaches its threads; Enter on one opens it in the inspector.
+    page.keyboard.press("k")
+    page.keyboard.press("k")
+    expect(page.locator("#st-0")).to_be_focused()
+    for _ in range(20):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.id") == "thread-0-S2":
+            break
+    else:
+        pytest.fail("Tab never reached C1's thread")
+    page.keyboard.press("Enter")
+    expect(page.locator("#thread-0-S2")).to_have_attribute("aria-pressed", "true")
+    expect(page.locator("#cited-S2")).to_have_class("cited-passage focus-thread")
+    # Back to C3 and cite S3 with the keyboard alone.
+    page.keyboard.press("j")
+    page.keyboard.press("j")
+    expect(page.locator("#st-2")).to_be_focused()
+    expect(page.locator("#inspector-title")).to_have_text("Statement C3")
+    page.keyboard.press("i")
+    expect(page.locator("#cite-S1")).to_be_focused()
+    page.keyboard.press("Tab")
+    page.keyboard.press("Tab")
+    expect(page.locator("#cite-S3")).to_be_focused()
+    page.keyboard.press("Space")
+    figures(page, "3/4", "3/4")  # C3 now supported; C1 still cites S2, which earns nothing
+    expect(page.locator("#cite-S3")).to_be_checked()
+    expect(page.locator("#cite-S3")).to_be_focused()
+    page.keyboard.press("Space")
+    figures(page, "2/4", "2/3")
+
+
+def test_a_narrow_window_stacks_the_panels(chromium, desk_url, shots):
+    with open_page(chromium, desk_url, width=400, height=800) as page:
+        exercise(page, "wt-follow")
+        figures(page, "2/4", "2/3")
+        for panel in ("#scores-panel", "#map", "#inspector"):
+            expect(page.locator(panel)).to_be_visible()
+            box = page.locator(panel).bounding_box()
+            assert box["x"] >= 0 and box["x"] + box["width"] <= 400, (panel, box)
+        assert page.locator("#map").bounding_box()["y"] < page.locator("#inspector").bounding_box()["y"]
+        expect(page.locator("#thread-0-S2")).to_be_attached()
+        widths = page.evaluate("[document.body.scrollWidth, document.documentElement.scrollWidth, window.innerWidth]")
+        assert max(widths[:2]) <= widths[2], widths
+        page.screenshot(path=str(shots / "narrow.png"), full_page=True)
+
+
+def test_the_3d_view_or_its_fallback(chromium, desk_url, shots):
+    # Without the build file, and without WebGL: a visible note each time, and the 2D map stays.
+    no_webgl = ("const get = HTMLCanvasElement.prototype.getContext; HTMLCanvasElement.prototype.getContext = "
+                "function (kind, ...rest) { return /webgl/.test(kind) ? null : get.call(this, kind, ...rest); };")
+    for why, text in (("no build", "not built"), ("no webgl", "WebGL")):
+        context = chromium.new_context(viewport={"width": 1280, "height": 900})
+        try:
+            page = context.new_page()
+            if why == "no build":
+                page.route("**/static/build/three-view.js", lambda route: route.fulfill(status=404, body="not built"))
+            else:
+                page.add_init_script(no_webgl)
+            page.goto(desk_url)
+            page.wait_for_selector("body[data-ready=true]")
+            page.click("#view-3d")
+            expect(page.locator("#map-note")).to_be_visible()
+            expect(page.locator("#map-note")).to_contain_text(text)
+            expect(page.locator("#map-2d")).to_be_visible()
+            expect(page.locator("#view-2d")).to_have_attribute("aria-pressed", "true")
+            expect(page.locator("#st-0")).to_be_visible()
+        finally:
+            context.close()
+
+    with open_page(chromium, desk_url) as page:
+        exercise(page, "wt-trim")
+        page.click("#view-3d")
+        canvas = page.locator("#three-canvas")
+        note = page.locator("#map-note")
+        # (the page's CSP forbids eval, so no wait_for_function: locators and evaluate only)
+        expect(page.locator("#three-canvas, #map-note:not([hidden])").first).to_be_attached()
+        if not BUILD.exists() or note.is_visible():
+            # No build, or no WebGL in this chromium: the fallback note and the 2D map.
+            expect(note).to_contain_text("2D map")
+            expect(page.locator("#map-2d")).to_be_visible()
+            return
+        expect(page.locator("#map-2d")).to_be_hidden()
+        small = canvas.bounding_box()
+        page.wait_for_timeout(300)
+        page.locator("#map").screenshot(path=str(shots / "3d.png"))
+        page.click("#expand")
+        expect(page.locator("#expand")).to_have_attribute("aria-pressed", "true")
+        deadline = time.monotonic() + 5
+        while (big := canvas.bounding_box())["width"] < small["width"] + 100 and time.monotonic() < deadline:
+            page.wait_for_timeout(50)
+        assert big["width"] * big["height"] > 1.5 * small["width"] * small["height"], (small, big)
+        page.wait_for_timeout(300)
+        page.screenshot(path=str(shots / "3d-expanded.png"))
+        # Clicking the scene's centre without dragging selects whatever is there (or nothing), without errors.
+        canvas.click()
+        page.keyboard.press("Escape")
+        expect(page.locator("#expand")).to_have_attribute("aria-pressed", "false")
+        page.click("#view-2d")
+        expect(page.locator("#map-2d")).to_be_visible()
+        expect(page.locator("#thread-0-S1")).to_be_attached()

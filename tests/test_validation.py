@@ -1,0 +1,282 @@
+"""Validation metrics on hand-computed tables, DATA loading errors, grouping and the predictions file."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from citeaudit.errors import InputError
+from citeaudit.records import Judgment
+from citeaudit.validation import (
+    balanced_accuracy,
+    best_threshold,
+    bootstrap_interval,
+    cohen_kappa,
+    confusion,
+    evaluate,
+    load_rows,
+    metrics,
+    parse_rows,
+    roc_auc,
+    validate_judge,
+)
+
+T, F = True, False
+
+
+# --- metrics ---------------------------------------------------------------------------------------
+
+def test_balanced_accuracy_hand_computed():
+    # positives: 1 of 2 found (0.5); negatives: 2 of 2 (1.0) -> 0.75
+    assert balanced_accuracy([T, T, F, F], [T, F, F, F]) == pytest.approx(0.75)
+    assert balanced_accuracy([T, F], [T, F]) == 1.0
+    assert balanced_accuracy([T, F], [F, T]) == 0.0
+
+
+def test_balanced_accuracy_degenerate():
+    assert balanced_accuracy([], []) is None
+    assert balanced_accuracy([T, T, T], [T, F, T]) == pytest.approx(2 / 3)  # one class: its recall
+    assert balanced_accuracy([F, F], [F, F]) == 1.0
+
+
+def test_roc_auc_hand_computed():
+    # pairs (pos, neg): (.9,.5) (.9,.1) (.4,.5) (.4,.1): 3 of 4 ordered right
+    assert roc_auc([T, T, F, F], [0.9, 0.4, 0.5, 0.1]) == pytest.approx(0.75)
+    assert roc_auc([T, F], [0.5, 0.5]) == pytest.approx(0.5)  # a tie counts half
+    assert roc_auc([T, T, F], [0.7, 0.7, 0.7]) == pytest.approx(0.5)
+    assert roc_auc([T, F, F], [0.1, 0.2, 0.3]) == 0.0
+    assert roc_auc([T, T], [0.1, 0.2]) is None
+    assert roc_auc([], []) is None
+
+
+def test_kappa_hand_computed():
+    # po = 3/4; gold marginals full .5 none .5; pred full .25 none .75; pe = .125 + .375 = .5
+    gold = ["full", "full", "none", "none"]
+    pred = ["full", "none", "none", "none"]
+    assert cohen_kappa(gold, pred) == pytest.approx(0.5)
+    assert cohen_kappa(gold, gold) == 1.0
+    assert cohen_kappa(["full", "none"], ["none", "full"]) == pytest.approx(-1.0)
+
+
+def test_kappa_degenerate():
+    assert cohen_kappa([], []) is None
+    assert cohen_kappa(["none"] * 3, ["none"] * 3) == 1.0
+    # gold all one label, pred differs: pe = po-expectation, kappa 0
+    assert cohen_kappa(["none"] * 4, ["none", "none", "full", "full"]) == pytest.approx(0.0)
+
+
+def test_confusion_counts_every_pair():
+    table = confusion(["full", "partial", "contradicts"], ["full", "none", "none"])
+    assert table["full"]["full"] == 1
+    assert table["partial"]["none"] == 1
+    assert table["contradicts"]["none"] == 1
+    assert sum(sum(r.values()) for r in table.values()) == 3
+    assert set(table) == {"full", "partial", "none", "contradicts"}
+
+
+def test_bootstrap_interval_contains_point_and_is_reproducible():
+    gold = [T, F] * 30
+    scores = [0.8 if g else 0.3 for g in gold]
+    scores[:6] = [0.2, 0.9, 0.25, 0.85, 0.4, 0.6]
+    point = roc_auc(gold, scores)
+    import numpy as np
+    g, s = np.array(gold), np.array(scores)
+    ci = bootstrap_interval(lambda ix: roc_auc(g[ix], s[ix]), len(gold), resamples=300, seed=1)
+    assert ci is not None and ci[0] <= point <= ci[1]
+    assert ci == bootstrap_interval(lambda ix: roc_auc(g[ix], s[ix]), len(gold), resamples=300, seed=1)
+    assert bootstrap_interval(lambda ix: 1.0, 0) is None
+
+
+def test_metrics_have_intervals_and_none_auc_without_scores():
+    gold = ["full", "none", "partial", "full", "none", "contradicts"] * 5
+    pred = ["full", "none", "none", "none", "full", "none"] * 5
+    m = metrics(gold, pred, [None] * len(gold), resamples=200)
+    assert m["n"] == 30 and m["n_full"] == 10
+    assert m["auc"] is None and m["auc_ci"] is None
+    lo, hi = m["balanced_accuracy_ci"]
+    assert lo <= m["balanced_accuracy"] <= hi
+    lo, hi = m["kappa_ci"]
+    assert lo <= m["kappa"] <= hi
+
+
+def test_best_threshold():
+    t, b = best_threshold([T, T, F, F], [0.9, 0.8, 0.5, 0.1])
+    assert 0.5 < t < 0.8 and b == 1.0
+    assert best_threshold([T, T], [0.1, 0.2]) is None
+
+
+# --- loading ---------------------------------------------------------------------------------------
+
+def _row(i, label="full", source="a", lang="en", text="Some passage."):
+    return {"id": f"r{i}", "claim": f"claim {i}", "passages": [{"id": "p1", "text": text}],
+            "label": label, "source": source, "lang": lang}
+
+
+def test_bad_rows_are_all_reported_with_file_line_field(tmp_path):
+    path = tmp_path / "data.jsonl"
+    lines = [
+        json.dumps(_row(1)),
+        "{not json",
+        json.dumps({**_row(3), "label": "supported"}),
+        json.dumps({**_row(4), "passages": [{"id": "p1"}]}),
+        json.dumps({**_row(5), "claim": ""}),
+        json.dumps({**_row(6), "extra": 1}),
+        json.dumps(_row(1)),
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError) as err:
+        load_rows(path)
+    text = str(err.value)
+    assert f"{path}:2: not valid JSON" in text
+    assert f"{path}:3: label: must be one of" in text
+    assert f"{path}:4: passages[0].text: missing" in text
+    assert f"{path}:5: claim: missing" in text
+    assert f"{path}:6: extra: unknown field" in text
+    assert f"{path}:7: id: duplicate id 'r1' (first on line 1)" in text
+    assert len(err.value.problems) == 6
+
+
+def test_missing_file_and_empty_file(tmp_path):
+    with pytest.raises(InputError, match="cannot read"):
+        load_rows(tmp_path / "nope.jsonl")
+    (tmp_path / "empty.jsonl").write_text("\n")
+    with pytest.raises(InputError, match="no rows"):
+        load_rows(tmp_path / "empty.jsonl")
+
+
+def test_source_and_lang_are_optional():
+    row = {k: v for k, v in _row(1).items() if k not in ("source", "lang")}
+    (r,) = parse_rows([json.dumps(row)])
+    assert r.source is None and r.lang is None and r.passages[0].text == "Some passage."
+
+
+# --- validate_judge with a stand-in judge ------------------------------------------------------------
+
+class ScoreJudge:
+    """Gives `full` with similarity 0.9 when the passage says 'yes', else `none` with 0.1."""
+
+    name = "score"
+    signature = "score@test"
+
+    def judge(self, text, passages):
+        yes = any("yes" in p.text for p in passages)
+        return Judgment(label="full" if yes else "none", judge=self.signature,
+                        scores={"similarity": 0.9 if yes else 0.1})
+
+
+def _rows():
+    data = [
+        _row(1, "full", "a", "en", "yes"), _row(2, "none", "a", "en", "no"),
+        _row(3, "full", "a", "en", "no"), _row(4, "partial", "b", "zh", "yes"),
+        _row(5, "none", "b", "zh", "no"), _row(6, "full", "b", "zh", "yes"),
+    ]
+    return parse_rows([json.dumps(d) for d in data])
+
+
+def test_validate_judge_groups_by_source_and_lang_and_writes_predictions(tmp_path):
+    out = tmp_path / "pred.jsonl"
+    result = validate_judge(_rows(), ScoreJudge(), resamples=100, predictions=out)
+    assert result["n"] == 6 and result["judge"] == "score@test"
+    assert set(result["by_source"]) == {"a", "b"} and set(result["by_lang"]) == {"en", "zh"}
+    a = result["by_source"]["a"]
+    assert a["n"] == 3 and a["balanced_accuracy"] == pytest.approx(0.75)  # full: 1/2, rest: 1/1
+    assert result["by_lang"]["en"]["confusion"] == a["confusion"]
+    b = result["by_source"]["b"]
+    assert b["confusion"]["partial"]["full"] == 1 and b["balanced_accuracy"] == pytest.approx(0.75)
+    assert result["confusion"]["full"]["none"] == 1
+    assert result["auc"] is not None
+    preds = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [p["id"] for p in preds] == [f"r{i}" for i in range(1, 7)]
+    assert preds[0] == {**preds[0], "gold": "full", "label": "full", "score": 0.9, "source": "a", "lang": "en"}
+
+
+def test_evaluate_labels_rows_without_group_as_unset():
+    rows = parse_rows([json.dumps({k: v for k, v in _row(1).items() if k != "lang"})])
+    result = evaluate(rows, [Judgment(label="full", judge="x")], resamples=10)
+    assert set(result["by_lang"]) == {"(unset)"} and result["auc"] is None
+
+
+def test_validate_judge_command(tmp_path, runner):
+    from citeaudit.cli import _Group
+    from citeaudit.cli_judges import commands
+    from citeaudit.judges import register_judge
+
+    register_judge("test-score", "stand-in judge for tests")(lambda argument, cases: ScoreJudge())
+    group = _Group(commands={c.name: c for c in commands})
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in [
+        _row(1, "full", "a", "en", "yes"), _row(2, "none", "a", "en", "no"), _row(3, "full", "b", "zh", "no")]))
+    res = runner.invoke(group, ["validate-judge", str(data), "--judge", "test-score", "--resamples", "50"])
+    assert res.exit_code == 0, res.output
+    assert "BAcc" in res.output and "by source:" in res.output and "by language:" in res.output
+    assert "contradicts" in res.output  # the confusion matrix header
+    res = runner.invoke(group, ["validate-judge", str(data), "--judge", "test-score", "--format", "json",
+                                "--resamples", "50", "--predictions", str(tmp_path / "p.jsonl")])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["n"] == 3
+    assert len((tmp_path / "p.jsonl").read_text().splitlines()) == 3
+    data.write_text('{"id": "x"}\n')
+    res = runner.invoke(group, ["validate-judge", str(data), "--judge", "test-score"])
+    assert res.exit_code == 2 and f"{data}:1: claim: missing" in res.output
+
+
+# --- the fixture sample and the data readers --------------------------------------------------------
+
+def test_fixture_sample_loads_with_every_source():
+    from collections import Counter
+    from pathlib import Path
+
+    rows = load_rows(Path(__file__).parent / "fixtures" / "judge_validation_sample.jsonl")
+    assert Counter(r.source for r in rows) == {"wice": 40, "expertqa": 40, "factcheck_gpt": 40, "citecheck": 40}
+    assert {r.lang for r in rows} == {"en", "zh"}
+
+
+def test_split_is_by_normalised_claim_and_deterministic():
+    from citeaudit.training.data import normalise_claim, split_of
+
+    assert normalise_claim("The  Tower [2] is TALL.") == normalise_claim("the tower is tall.")
+    assert split_of("The  Tower [2] is TALL.") == split_of("the tower is tall.")
+    counts = {"train": 0, "dev": 0, "test": 0}
+    for i in range(2000):
+        counts[split_of(f"claim number {i}")] += 1
+    assert 1450 < counts["train"] < 1750 and 120 < counts["dev"] < 280 and 120 < counts["test"] < 280
+
+
+def test_readers_map_labels_and_drop_duplicates(tmp_path):
+    from citeaudit.training.data import read_citecheck, read_expertqa, read_factcheck, read_wice
+
+    def write(name, rows):
+        p = tmp_path / name
+        p.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+        return p
+
+    fc = write("fc.jsonl", [
+        {"claim": "A", "evidence": "ea", "stance": "refute"},
+        {"claim": "A", "evidence": "ea", "stance": "refute"},            # exact duplicate: kept once
+        {"claim": "B", "evidence": "eb", "stance": "irrelevant"},
+        {"claim": "B", "evidence": "eb", "stance": "completely-support"},  # conflict: both dropped
+        {"claim": "C", "evidence": "ec", "stance": "partially-support"},
+    ])
+    assert [(r["claim"], r["label"]) for r in read_factcheck(fc)] == [("A", "contradicts"), ("C", "partial")]
+
+    wice = write("wice.jsonl", [{"label": "not_supported", "claim": "X", "evidence": ["s1.", "s2."],
+                                 "meta": {"id": "d1"}}])
+    (row,) = read_wice(wice)
+    assert row["label"] == "none" and row["passages"][0]["text"] == "s1. s2." and row["lang"] == "en"
+
+    answer = {"claims": [
+        {"claim_string": "Kids suffer [3].", "support": "Complete", "evidence": ["[3] https://x.org\n\nKids suffer a lot."]},
+        {"claim_string": "Uncited.", "support": "Missing", "evidence": []},
+        {"claim_string": "Only a URL.", "support": "Partial", "evidence": ["[1] https://y.org"]},
+    ]}
+    q = {"question": "Q?", "answers": {"sys": answer}}
+    a, b = write("a.jsonl", [q]), write("b.jsonl", [q])  # the same answer in two files: read once
+    rows = list(read_expertqa([a, b]))
+    assert [(r["claim"], r["label"], r["passages"][0]["text"]) for r in rows] == [("Kids suffer.", "full", "Kids suffer a lot.")]
+
+    cc = write("cc.jsonl", [{"idx": 1, "statement": "苹果发布了手机[1]。", "quote": "[1] 苹果发布了新手机。 [2] 价格很高。",
+                             "label": 0}])
+    (row,) = read_citecheck(cc)
+    assert row["label"] == "none" and row["lang"] == "zh"
+    assert [p["id"] for p in row["passages"]] == ["[1]", "[2]"]
