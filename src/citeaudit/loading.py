@@ -51,6 +51,19 @@ class _Locator:
             parts.pop()
 
 
+def read_json_file(path: str | FsPath) -> Any:
+    """A whole JSON file; a missing file or malformed JSON is an InputError naming the file and line."""
+    name = str(path)
+    try:
+        return json.loads(FsPath(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError([Problem(name, None, "", "file not found")]) from None
+    except (UnicodeDecodeError, IsADirectoryError, PermissionError) as err:
+        raise InputError([Problem(name, None, "", f"cannot read: {err}")]) from None
+    except json.JSONDecodeError as err:
+        raise InputError([_decode_error(name, err)]) from None
+
+
 def _decode_error(file: str, err: json.JSONDecodeError, line_offset: int = 0) -> Problem:
     return Problem(file, err.lineno + line_offset, "", f"malformed JSON: {err.msg} (column {err.colno})")
 

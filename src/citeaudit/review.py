@@ -7,7 +7,6 @@ other span) or `vanished` (no passage with that id any more).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from .errors import InputError, JudgeError, Problem
 from .judges import Judge, Judgments
+from .loading import read_json_file
 from .records import Document, Judgment, SourcePassage
 from .resolve import ResolvedCase, _Problems, resolve_passages
 from .runlog import RunLog, resolved_cases
@@ -46,12 +46,7 @@ class PassageChange:
 def load_new_sources(path: str | Path) -> dict[str | None, list[Document]]:
     """Current sources: a case file (sources per case id) or a document list / {"sources": [...]} for all."""
     name = str(path)
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError([Problem(name, None, "", "file not found")]) from None
-    except json.JSONDecodeError as err:
-        raise InputError([Problem(name, err.lineno, "", f"malformed JSON: {err.msg}")]) from None
+    data = read_json_file(path)
     docs = TypeAdapter(list[Document])
     try:
         if isinstance(data, list) and data and "question" not in data[0]:

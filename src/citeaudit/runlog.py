@@ -19,6 +19,7 @@ from ._version import __version__
 from .diagnose import diagnose
 from .errors import CiteauditError, InputError, Problem
 from .judges import Judgments, MemoryStore, RecordedJudge, Request
+from .loading import read_json_file
 from .metrics import Report, Settings, score_cases
 from .records import Case, Judgment, SourcePassage
 from .report.render import to_json
@@ -107,12 +108,7 @@ def write_runlog(path: str | Path, log: RunLog) -> None:
 
 def read_runlog(path: str | Path) -> RunLog:
     name = str(path)
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError([Problem(name, None, "", "file not found")]) from None
-    except json.JSONDecodeError as err:
-        raise InputError([Problem(name, err.lineno, "", f"malformed JSON: {err.msg}")]) from None
+    data = read_json_file(path)
     version = data.get("schema_version") if isinstance(data, dict) else None
     if version is None:
         raise RunLogError(f"{name}: not a citeaudit run log (no schema_version)")
