@@ -96,6 +96,13 @@ def score(cases, judge_name, store, replay, ks, alce_zero_precision, fmt, out):
     loaded = _load(cases)
     settings = Settings(ks=ks, no_citation_precision="zero" if alce_zero_precision else "n/a")
     judgments = _judgments(loaded, judge_name, store, replay)
+    if not replay and hasattr(judgments.judge, "judge_batch"):
+        # Model and remote judges work in batches: judge every pair scoring may need up front.
+        from .metrics import plan_requests
+
+        requests = plan_requests(loaded)
+        with _progress(len(requests), "judging pairs") as advance:
+            judgments.fill(requests, progress=advance)
     with _progress(sum(len(c.case.answers) for c in loaded), "scoring answers") as advance:
         report = score_cases(loaded, judgments, settings, progress=advance)
     if out:
