@@ -409,8 +409,9 @@ def judges():
 
 def _attach_judge_commands() -> None:
     from .cli_judges import commands
+    from .training.train import train_judge_cmd
 
-    for command in commands:
+    for command in (*commands, train_judge_cmd):
         main.add_command(command)
 
 

@@ -49,6 +49,13 @@ def _onnx(argument: str, cases: Sequence[ResolvedCase]) -> Judge:
     return make_local_judge("onnx", argument)
 
 
+@register_judge("model", "the shipped offline judge (int8 MiniLM cross-encoder + qualifier guard): model[:guard=off]")
+def _model(argument: str, cases: Sequence[ResolvedCase]) -> Judge:
+    from .model import make_model_judge
+
+    return make_model_judge(argument)
+
+
 @register_judge("embedding", "cosine similarity of packaged multilingual-e5-small embeddings: embedding[:THRESHOLD]")
 def _embedding(argument: str, cases: Sequence[ResolvedCase]) -> Judge:
     from .embedding import make_embedding_judge

@@ -27,10 +27,10 @@ VERSION = "1"
 
 # Class names seen in NLI and attribution checkpoints, lower-cased, "-" and " " read as "_".
 LABEL_ALIASES: dict[str, Label] = {
-    **dict.fromkeys(["entailment", "entails", "entailed", "supported", "support", "supports", "attributable",
+    **dict.fromkeys(["full", "entailment", "entails", "entailed", "supported", "support", "supports", "attributable",
                      "consistent", "faithful", "yes"], "full"),
     **dict.fromkeys(["partial", "partially_supported", "partially_support", "partial_support"], "partial"),
-    **dict.fromkeys(["neutral", "not_entailment", "non_entailment", "not_entailed", "not_supported", "unsupported",
+    **dict.fromkeys(["none", "neutral", "not_entailment", "non_entailment", "not_entailed", "not_supported", "unsupported",
                      "not_enough_info", "nei", "not_attributable", "hallucinated", "irrelevant", "no"], "none"),
     **dict.fromkeys(["contradiction", "contradicts", "contradict", "contradicted", "refuted", "refutes", "refute"],
                     "contradicts"),

@@ -236,3 +236,54 @@ def export_validation_sets(out_dir: Path | str, data_dir: Path | str = DEFAULT_D
     splits = split_rows(load_all(data_dir))
     wanted = SPLITS if include_train else ("dev", "test")
     return {name: write_jsonl(out / f"{name}.jsonl", splits[name]) for name in wanted}
+
+
+# --- Generic NLI pairs (shared/data/nli), for training a model judge -------------------------------
+
+NLI_LABELS: dict[str, str] = {
+    "entailment": "full", "neutral": "none", "not_entailment": "none", "contradiction": "contradicts",
+}
+
+# set name -> (relative path, format, licence as given in the data README)
+NLI_SETS: dict[str, tuple[str, str, str]] = {
+    "mnli_dev": ("nli/mnli_dev/dev.csv", "csv", "OANC + CC BY-SA 3.0"),
+    "snli_dev": ("nli/snli_dev/dev.csv", "csv", "CC BY-SA 4.0"),
+    "cad_snli": ("nli/cad_snli/train.tsv", "tsv_s1s2gold", "Apache-2.0 (SNLI CC BY-SA 4.0)"),
+    "fever_nli": ("nli/fever_nli_binary/dev.txt", "tsv_label_first", "BSD-3 (FEVER CC BY-SA 3.0)"),
+    "scitail": ("nli/scitail_test/dev.csv", "csv", "Apache-2.0"),
+    "rte": ("nli/rte_glue/train.tsv", "tsv_rte", "no explicit licence (research use)"),
+}
+
+
+def read_nli(name: str, data_dir: Path | str = DEFAULT_DATA_DIR) -> list[dict]:
+    """One generic NLI set as {"premise", "hypothesis", "label", "source"} with labels mapped onto
+    full (entailment) / none (neutral, not_entailment) / contradicts (contradiction); rows with
+    other or missing labels are skipped."""
+    import csv
+
+    rel, fmt, _ = NLI_SETS[name]
+    path = Path(data_dir) / rel
+    out: list[dict] = []
+
+    def add(premise: str | None, hypothesis: str | None, label: str | None) -> None:
+        mapped = NLI_LABELS.get((label or "").strip())
+        premise, hypothesis = (premise or "").strip(), (hypothesis or "").strip()
+        if mapped and premise and hypothesis:
+            out.append({"premise": premise, "hypothesis": hypothesis, "label": mapped, "source": name})
+
+    with path.open(encoding="utf-8", newline="") as fh:
+        if fmt == "csv":
+            for d in csv.DictReader(fh):
+                add(d.get("premise"), d.get("hypothesis"), d.get("label"))
+        elif fmt == "tsv_s1s2gold":
+            for d in csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE):
+                add(d.get("sentence1"), d.get("sentence2"), d.get("gold_label"))
+        elif fmt == "tsv_rte":
+            for d in csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE):
+                add(d.get("sentence1"), d.get("sentence2"), d.get("label"))
+        elif fmt == "tsv_label_first":
+            for line in fh:
+                parts = line.rstrip("\n").split("\t")
+                if len(parts) >= 3:
+                    add(parts[1], parts[2], parts[0])
+    return out

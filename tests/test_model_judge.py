@@ -1,0 +1,169 @@
+"""The `model` judge: the shipped int8 ONNX cross-encoder (citeaudit/models/judge-v1) plus the guard.
+
+Figures behind the assertions are in docs/model-judge.md; where the model alone gets a seed pair
+wrong, the test says so and asserts what the judge (model + guard) does instead.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("onnxruntime")
+pytest.importorskip("tokenizers")
+
+from citeaudit.examples import load_example  # noqa: E402
+from citeaudit.judges.base import Request  # noqa: E402
+from citeaudit.judges.model import ModelJudge, make_model_judge, shipped_model_dir  # noqa: E402
+from citeaudit.records import SourcePassage  # noqa: E402
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def passage(pid: str, text: str) -> SourcePassage:
+    return SourcePassage(id=pid, doc_id=pid, version=None, text=text, start=0, end=len(text))
+
+
+def sources(example: str) -> dict[str, str]:
+    (case,) = load_example(example)
+    return {d.id: d.text for d in case.case.sources}
+
+
+@pytest.fixture(scope="module")
+def judge() -> ModelJudge:
+    return make_model_judge("threads=2")
+
+
+@pytest.fixture(scope="module")
+def plain() -> ModelJudge:
+    return make_model_judge("guard=off,threads=2")
+
+
+def test_shipped_model_dir_holds_only_what_ships():
+    d = shipped_model_dir()
+    names = {p.name for p in d.iterdir()}
+    assert {"model_int8.onnx", "tokenizer.json", "config.json", "MODEL_CARD.md", "model_card.json"} <= names
+    assert not any(n.endswith((".pt", ".safetensors", ".bin")) for n in names)
+    assert sum(p.stat().st_size for p in d.iterdir()) < 30 * 2**20
+    config = json.loads((d / "config.json").read_text())
+    assert config["id2label"] == {"0": "full", "1": "partial", "2": "none", "3": "contradicts"}
+    card = json.loads((d / "model_card.json").read_text())
+    assert card["files"]["model_int8.onnx"]
+    assert card["training"]["data"]["nli"]["licences"]
+
+
+def test_loads_without_torch():
+    code = ("import sys; from citeaudit.judges.model import make_model_judge; j = make_model_judge('model');"
+            "from citeaudit.records import SourcePassage as P;"
+            "print(j.judge('A receipt is required.', [P(id='S', doc_id='S', version=None, "
+            "text='A receipt is required for returns.', start=0, end=34)]).label);"
+            "assert 'torch' not in sys.modules, 'torch was imported'")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+
+
+def test_options_and_signature(judge, plain):
+    assert "guard=on" in judge.signature and "guard=off" in plain.signature
+    assert "#" in judge.signature  # the model-file hash from CrossEncoderJudge
+    h = judge.signature.split("#", 1)[1][:12]
+    assert len(h) == 12 and all(c in "0123456789abcdef" for c in h)
+    assert "zh=embedding" in judge.signature
+    assert "zh=model" in make_model_judge("zh=model").signature
+    with pytest.raises(Exception):
+        make_model_judge("guard=maybe")
+
+
+def test_returns_desk_seed_pairs(judge):
+    src = sources("returns_desk.json")
+    c1 = "Standard items may be returned within 30 days of delivery."
+    # S2 (receipt) does not support C1 (the return window)
+    assert judge.judge(c1, [passage("S2", src["S2"])]).label != "full"
+    # S1 states C1
+    assert judge.judge(c1, [passage("S1", src["S1"])]).label == "full"
+    # C2 is S2 nearly verbatim
+    assert judge.judge("A receipt is required to return a standard item.", [passage("S2", src["S2"])]).label == "full"
+
+
+def test_eco_seed_pair_needs_the_guard(judge, plain):
+    d3 = sources("p7_archive.json")["D3"]
+    claim = "Eco reduces annual energy by 15%."
+    guarded = judge.judge(claim, [passage("D3", d3)])
+    assert guarded.label != "full"
+    alone = plain.judge(claim, [passage("D3", d3)])
+    if alone.label == "full":  # the model alone is fooled by the shared topic and number
+        assert "qualifier guard" in guarded.explanation and "energy" in guarded.explanation
+    # the claim D3 does support stays full (the guard must not fire on it)
+    ok = judge.judge("It reported reduced downtime of 15%.", [passage("D3", d3)])
+    assert "qualifier guard" not in (ok.explanation or "")
+
+
+def test_batch_equals_single(judge):
+    src = sources("returns_desk.json")
+    requests = [Request.of(text, [passage(pid, src[pid])]) for text, pid in [
+        ("Standard items may be returned within 30 days of delivery.", "S1"),
+        ("Standard items may be returned within 30 days of delivery.", "S2"),
+        ("Defective items are collected free of charge.", "S4"),
+        ("Clearance items can be returned.", "S5"),
+    ]]
+    batch = judge.judge_batch(requests)
+    for r, b in zip(requests, batch):
+        single = judge.judge(r.text, r.passages)
+        assert single.label == b.label
+        assert single.scores == b.scores  # batch size 1: exactly the same (see judges/model.py)
+
+
+TOPICS = ["office plants", "colour of the carpets", "parking rules", "canteen menu", "fire drills",
+          "printer queues", "holiday rota", "meeting rooms", "coffee machine", "visitor badges"]
+SUPPORT = "Standard items can be returned up to 30 days after delivery."
+
+
+def long_handbook() -> str:
+    filler = [f"This part of the handbook describes the {TOPICS[i % 10]} in some detail for new staff." for i in range(60)]
+    filler.insert(37, SUPPORT)
+    return " ".join(filler)
+
+
+def test_long_passage_is_windowed(judge):
+    text = long_handbook()
+    j = judge.judge("Standard items may be returned within 30 days of delivery.", [passage("H", text)])
+    assert j.explanation.startswith("best of ") and int(j.explanation.split()[2]) > 1  # several windows
+    assert j.evidence is not None and 0 <= j.evidence.start < j.evidence.end <= len(text)
+    # never a `full` resting on a window without the supporting sentence: the guard sees the window
+    if j.label == "full":
+        assert SUPPORT in text[j.evidence.start:j.evidence.end]
+    else:  # measured: the model prefers a filler window (p(full) 0.59) and the guard stops it
+        assert "qualifier guard" in j.explanation
+
+
+@pytest.mark.xfail(reason="known weakness, measured: in a 256-token window one supporting sentence among "
+                          "filler is diluted and a filler window scores a higher p(full)", strict=False)
+def test_long_passage_support_is_found(judge):
+    text = long_handbook()
+    j = judge.judge("Standard items may be returned within 30 days of delivery.", [passage("H", text)])
+    assert j.label == "full" and SUPPORT in text[j.evidence.start:j.evidence.end]
+
+
+def test_chinese_is_routed_and_says_so(judge):
+    z3 = sources("p7_archive_zh.json")["D3"]
+    j = judge.judge("Eco将年度能耗降低15%。", [passage("D3", z3)])
+    assert "embedding judge" in j.explanation
+    assert j.label != "full"
+    own = make_model_judge("zh=model").judge("Eco将年度能耗降低15%。", [passage("D3", z3)])
+    assert "not validated for Chinese" in own.explanation
+
+
+@pytest.mark.slow
+def test_validation_sample_balanced_accuracy(judge):
+    from citeaudit.validation import load_rows, validate_judge
+
+    rows = load_rows(FIXTURES / "judge_validation_sample.jsonl")
+    result = validate_judge(rows, judge, resamples=200)
+    en = result["by_lang"]["en"]["balanced_accuracy"]
+    print("validation sample BAcc", result["balanced_accuracy"], "en", en)
+    # measured (docs/model-judge.md): 0.717 overall, 0.695 English, 0.802 Chinese (embedding route)
+    assert result["balanced_accuracy"] > 0.6
+    assert en > 0.6
