@@ -7,7 +7,6 @@ rests on, every metric and the diagnosis. Metrics can be recomputed from it with
 
 from __future__ import annotations
 
-import hashlib
 import json
 from datetime import datetime, timezone
 from pathlib import Path
@@ -21,7 +20,7 @@ from .errors import CiteauditError, InputError, Problem
 from .judges import Judgments, MemoryStore, RecordedJudge, Request
 from .loading import read_json_file
 from .metrics import Report, Settings, score_cases
-from .records import Case, Judgment, SourcePassage
+from .records import Case, Judgment, SourcePassage, file_sha256
 from .report.render import to_json
 from .resolve import ResolvedCase, resolve
 
@@ -67,10 +66,6 @@ class RunLog(BaseModel):
 
 class RunLogError(CiteauditError):
     exit_code = 2
-
-
-def file_sha256(path: str | Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def diagnosis_of(report: Report) -> dict[str, list[dict[str, Any]]]:

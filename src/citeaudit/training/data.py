@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Iterator
-import os
 from pathlib import Path
 from typing import Any
 

@@ -15,7 +15,8 @@ import json
 import shutil
 from pathlib import Path
 
-from .train import DEFAULT_WORK_DIR, ID2LABEL, LABEL2ID, base_model_dir, file_sha256
+from ..records import file_sha256
+from .train import DEFAULT_WORK_DIR, ID2LABEL, LABEL2ID, base_model_dir
 
 # local.LABEL_ALIASES does not know the plain names "full" / "none": give the mapping explicitly
 IDENTITY_LABELS = {name: name for name in ID2LABEL.values()}

