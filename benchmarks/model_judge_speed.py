@@ -9,7 +9,8 @@ is cut into the windows the judge reads (up to the model's 256 tokens). Measured
   raw int8    onnxruntime forward passes only (pre-tokenised, one window per pass as the judge runs,
               and batched by length, batch 16)
   raw fp32    the same with the fp32 ONNX export (--fp32 DIR, default /tmp/citeaudit-train/onnx-fp32)
-  judge int8  ModelJudge end to end (tokenising, windowing, batching, label mapping, guard), guard off and on
+  judge int8  ModelJudge end to end (tokenising, windowing, batching, label mapping): the model alone,
+              with its calibration, and with calibration and guard
 
 and prints windows/s, pairs/s and the ratios judge/raw and int8/fp32.
 """
@@ -88,7 +89,7 @@ def main() -> None:
     results["raw int8, batch 16"] = raw_forward(judge.inner, pairs, batch=16)
     fp32_dir = Path(args.fp32)
     if (fp32_dir / "model.onnx").exists():
-        fp32 = CrossEncoderJudge("onnx", fp32_dir, label_map=IDENTITY_LABELS, threads=args.threads)
+        fp32 = CrossEncoderJudge("onnx", fp32_dir, label_map=IDENTITY_LABELS, threads=args.threads)  # model only
         results["raw fp32"] = raw_forward(fp32, pairs, batch=1)
         fp32.batch_size = 1
         judge.inner.judge_batch(requests[:4])
@@ -97,20 +98,22 @@ def main() -> None:
         results["judge fp32 (no guard)"] = time.perf_counter() - t
     else:
         print(f"(no fp32 export at {fp32_dir}: fp32 skipped)")
-    for guard in (False, True):
-        judge.judge_batch(requests[:4], guard=guard)  # warm-up
+    uncalibrated = ModelJudge(threads=args.threads, calibrated=False)
+    for name, j, guard in (("judge int8, model only", uncalibrated, False),
+                           ("judge int8, calibrated", judge, False),
+                           ("judge int8, calibrated + guard", judge, True)):
+        j.judge_batch(requests[:4], guard=guard)  # warm-up
         t = time.perf_counter()
-        judge.judge_batch(requests, guard=guard)
-        results[f"judge int8, guard {'on' if guard else 'off'}"] = time.perf_counter() - t
+        j.judge_batch(requests, guard=guard)
+        results[name] = time.perf_counter() - t
     for name, secs in results.items():
         print(f"{name:28s} {secs:7.2f} s  {len(pairs) / secs:7.1f} windows/s  {len(requests) / secs:7.1f} pairs/s")
     print(f"batch 16 / batch 1 (raw int8): {results['raw int8'] / results['raw int8, batch 16']:.2f}x the speed")
-    print(f"judge/raw (int8, guard off): {results['raw int8'] / results['judge int8, guard off']:.2f} "
-          f"of the raw forward speed")
-    print(f"guard cost: {results['judge int8, guard on'] / results['judge int8, guard off']:.2f}x the time")
+    for name in ("judge int8, model only", "judge int8, calibrated", "judge int8, calibrated + guard"):
+        print(f"{name}: {results['raw int8'] / results[name]:.2f} of the raw forward speed")
     if "raw fp32" in results:
         print(f"int8/fp32 speed-up: raw {results['raw fp32'] / results['raw int8']:.2f}x, "
-              f"judge {results['judge fp32 (no guard)'] / results['judge int8, guard off']:.2f}x")
+              f"judge {results['judge fp32 (no guard)'] / results['judge int8, model only']:.2f}x")
     sizes = {p.name: p.stat().st_size / 2**20 for p in shipped_model_dir().glob("*.onnx")}
     if (fp32_dir / "model.onnx").exists():
         sizes["fp32 model.onnx"] = (fp32_dir / "model.onnx").stat().st_size / 2**20

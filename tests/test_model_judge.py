@@ -135,8 +135,9 @@ def test_long_passage_is_windowed(judge):
     # never a `full` resting on a window without the supporting sentence: the guard sees the window
     if j.label == "full":
         assert SUPPORT in text[j.evidence.start:j.evidence.end]
-    else:  # measured: the model prefers a filler window (p(full) 0.59) and the guard stops it
-        assert "qualifier guard" in j.explanation
+    else:  # measured: the model prefers a filler window (p(full) 0.59); the calibration (no claim word
+        # in that window) or else the guard stops it
+        assert "-> none, not full" in j.explanation or "qualifier guard" in j.explanation
 
 
 @pytest.mark.xfail(reason="known weakness, measured: in a 256-token window one supporting sentence among "

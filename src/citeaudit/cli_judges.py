@@ -2,6 +2,7 @@
 
     citeaudit validate-judge DATA.jsonl --judge embedding:0.85 [--predictions OUT.jsonl] [--format text|json]
     citeaudit judge-data export OUT_DIR [--data-dir DIR] [--train]
+    citeaudit calibrate-judge DATA.jsonl [--model DIR] [--exclude-source S] [--dry-run]
 """
 
 from __future__ import annotations
@@ -97,4 +98,39 @@ def export_cmd(out_dir, data_dir, include_train):
         click.echo(f"{out_dir}/{name}.jsonl: {n} rows")
 
 
-commands = [validate_judge_cmd, judge_data_cmd]
+@click.command("calibrate-judge")
+@click.argument("data", type=click.Path(dir_okay=False))
+@click.option("--model", "model_dir", type=click.Path(file_okay=False, exists=True),
+              help="an exported model directory (default: the shipped model)")
+@click.option("--exclude-source", multiple=True, help="leave rows of this source out of the fit (repeatable)")
+@click.option("--dry-run", is_flag=True, help="print the fit, write nothing")
+def calibrate_judge_cmd(data, model_dir, exclude_source, dry_run):
+    """Fit the model judge's calibration (p(full) and claim-word recall -> full or not) on labelled DATA
+    rows and write it as calibration.json into the model directory. Fit on dev rows, never test rows."""
+    from pathlib import Path
+
+    from .errors import JudgeSetupError
+    from .judges.calibration import fit_model_calibration
+    from .judges.model import shipped_model_dir
+    from .records import file_sha256
+    from .validation import load_rows
+
+    rows = load_rows(data)
+    target = Path(model_dir) if model_dir else shipped_model_dir()
+    try:
+        fitted, summary = fit_model_calibration(
+            target, rows, exclude_source, described_as=f"{Path(data).name} sha256:{file_sha256(data)[:12]}")
+    except ValueError as exc:
+        raise JudgeSetupError(f"{data}: {exc}") from exc
+    click.echo(json.dumps(summary, indent=1))
+    if dry_run:
+        click.echo("dry run: nothing written", err=True)
+    else:
+        from .training.export import update_model_card
+
+        click.echo(f"wrote {fitted.save(target)}", err=True)
+        if update_model_card(target, calibration=summary):
+            click.echo(f"recorded the calibration in {target / 'model_card.json'} and MODEL_CARD.md", err=True)
+
+
+commands = [validate_judge_cmd, judge_data_cmd, calibrate_judge_cmd]

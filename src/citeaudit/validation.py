@@ -7,8 +7,9 @@ DATA rows (JSONL), one per line::
      "label": "full|partial|none|contradicts", "source": "...", "lang": "..."}
 
 `source` and `lang` are optional. Binary metrics compare `full` against the rest (what scoring counts
-as support); kappa compares all four labels. AUC needs a score: `scores["full"]` when the judge gives
-class probabilities, else `scores["similarity"]`; it is None for a judge that gives neither.
+as support); kappa compares all four labels. AUC needs a score: `scores["support"]` (the model judge's
+calibrated probability) when there is one, else `scores["full"]` when the judge gives class
+probabilities, else `scores["similarity"]`; it is None for a judge that gives none of these.
 All metrics are implemented with numpy here (small, tested), no scikit-learn.
 """
 
@@ -223,7 +224,7 @@ def best_threshold(gold: Sequence[bool], scores: Sequence[float]) -> tuple[float
 
 def score_of(judgment: Judgment) -> float | None:
     scores = judgment.scores or {}
-    for key in ("full", "similarity"):
+    for key in ("support", "full", "similarity"):
         if key in scores and scores[key] is not None:
             return float(scores[key])
     return None

@@ -173,7 +173,9 @@ class CrossEncoderJudge:
     def judge(self, text: str, passages: Sequence[SourcePassage]) -> Judgment:
         return self.judge_batch([Request.of(text, passages)])[0]
 
-    def judge_batch(self, requests: Sequence[Request]) -> list[Judgment]:
+    def judge_batch(self, requests: Sequence[Request], evidence_texts: list[str] | None = None) -> list[Judgment]:
+        """Judge each request; when `evidence_texts` is a list, the text of each judgment's chosen window
+        (or joined set) is appended to it, so a caller can check the evidence without re-windowing."""
         pairs: list[tuple[int, list[Window], str]] = []  # (request index, windows, premise text)
         for i, request in enumerate(requests):
             # Room for the claim and the three special tokens of a pair ([CLS] a [SEP] b [SEP]).
@@ -195,9 +197,13 @@ class CrossEncoderJudge:
             for idx, p in enumerate(row):
                 scores[self.labels[idx]] += float(p)
             per_request[i].append((windows, scores))
-        return [self._decide(r) for r in per_request]
+        decided = [self._decide(r) for r in per_request]
+        if evidence_texts is not None:
+            evidence_texts.extend(text for _, text in decided)
+        return [j for j, _ in decided]
 
-    def _decide(self, windows: list[tuple[list[Window], dict[str, float]]]) -> Judgment:
+    def _decide(self, windows: list[tuple[list[Window], dict[str, float]]]) -> tuple[Judgment, str]:
+        """The judgment of one request from its windows' scores, and the text of the chosen window."""
         def top(scores: dict[str, float]) -> str:
             return max(scores, key=scores.get)
 
@@ -215,9 +221,10 @@ class CrossEncoderJudge:
         cut = any(w.cut for ws, _ in windows for w in ws)
         explanation = (f"best of {len(windows)} window(s): {span.passage}[{span.start}:{span.end}], "
                        f"p(full)={scores['full']:.3f}" + ("; a sentence longer than the model's window was cut" if cut else ""))
-        return Judgment(label=label, judge=self.signature, explanation=explanation,
-                        evidence=Evidence(passage=span.passage, start=span.start, end=span.end),
-                        scores={k: round(v, 6) for k, v in scores.items()})
+        judgment = Judgment(label=label, judge=self.signature, explanation=explanation,
+                            evidence=Evidence(passage=span.passage, start=span.start, end=span.end),
+                            scores={k: round(v, 6) for k, v in scores.items()})
+        return judgment, "\n".join(w.text for w in chosen)
 
 
 def parse_argument(argument: str) -> tuple[str, dict[str, Label]]:

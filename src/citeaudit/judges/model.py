@@ -7,6 +7,7 @@ the qualifier guard, with Chinese pairs routed to the embedding judge.
     model:zh=model                judge Chinese with the model too (not validated: see docs/model-judge.md)
     model:path=DIR                another exported model directory (same layout as judges/../models/judge-v1)
     model:batch=16                windows per forward pass (default 1, see below)
+    model:calibration=off         the model's own argmax instead of the calibrated decision
 
 Batch size 1 by default: onnxruntime's dynamic int8 quantisation computes each activation scale over the
 whole batch tensor, padding included, so with batches a window's scores move (by up to ~0.02) with
@@ -17,6 +18,11 @@ benchmarks/model_judge_speed.py).
 Inference is `CrossEncoderJudge("onnx", ...)` from judges/local.py (windows, batching, label mapping,
 model-file hash): this module adds only the guard and the routing. It needs onnxruntime and tokenizers,
 never torch.
+
+Calibration (judges/calibration.py): when the model directory holds a calibration.json, as the shipped
+one does, a pair is `full` when a logistic layer over logit p(full) and the claim-word recall of the
+chosen window says p(support) >= 0.5; otherwise the model's own label stands, with a `full` it gave
+turned into `partial` or `none` (whichever it scored higher). p(support) is kept as scores["support"].
 
 The guard (judges/guard.py) looks at a `full` only: when a number, unit, percentage, date, version or
 negation of the claim has no counterpart in the evidence window the model chose, the label becomes
@@ -36,6 +42,7 @@ from pathlib import Path
 
 from ..errors import JudgeSetupError
 from ..records import Judgment, SourcePassage
+from . import calibration
 from .base import Request
 from .guard import check
 from .local import CrossEncoderJudge
@@ -73,16 +80,18 @@ class ModelJudge:
     name = "model"
 
     def __init__(self, path: str | Path | None = None, guard: bool = True, threads: int | None = None,
-                 zh: str = "embedding", batch_size: int = 1):
+                 zh: str = "embedding", batch_size: int = 1, calibrated: bool = True):
         if zh not in ("embedding", "model"):
             raise JudgeSetupError(f"model:zh= takes 'embedding' or 'model', not {zh!r}")
         self.path = Path(path) if path else shipped_model_dir()
         self.inner = CrossEncoderJudge("onnx", self.path, label_map=IDENTITY_LABELS, batch_size=batch_size,
                                        threads=threads)
         self.guard = guard
+        self.calibration = calibration.load(self.path) if calibrated else None
         self.zh = zh
         self._zh_judge = None
         self.signature = (f"model:{self.path.name}[{self.inner.signature}]|guard={'on' if guard else 'off'}"
+                          f"|cal={'on' if self.calibration else 'off'}"
                           f"|zh={'embedding:' + ZH_EMBEDDING_THRESHOLD if zh == 'embedding' else 'model'}")
 
     @property
@@ -101,10 +110,15 @@ class ModelJudge:
         out: list[Judgment | None] = [None] * len(requests)
         en = [i for i, z in enumerate(route_zh) if not z]
         zh = [i for i, z in enumerate(route_zh) if z]
+        evidence: list[str | None] = [None] * len(requests)  # the model's chosen window, for calibration and guard
         if en:
-            for i, j in zip(en, self.inner.judge_batch([requests[i] for i in en])):
+            texts: list[str] = []
+            for i, j, text in zip(en, self.inner.judge_batch([requests[i] for i in en], texts), texts):
                 note = ("; the model is not validated for Chinese (its vocabulary reads most Chinese as [UNK])"
                         if is_chinese(requests[i]) else "")
+                evidence[i] = text
+                if self.calibration is not None:
+                    j = self.calibrate(requests[i], j, text)
                 out[i] = j.model_copy(update={"judge": self.signature, "explanation": (j.explanation or "") + note})
         if zh:
             for i, j in zip(zh, self.zh_judge.judge_batch([requests[i] for i in zh])):
@@ -114,8 +128,26 @@ class ModelJudge:
                                     f"({self.zh_judge.signature}), not the model, whose vocabulary reads most "
                                     "Chinese as [UNK]; " + (j.explanation or ""))})
         if self.guard if guard is None else guard:
-            out = [self.apply_guard(r, j) for r, j in zip(requests, out)]
+            out = [self.apply_guard(r, j, text) for r, j, text in zip(requests, out, evidence)]
         return out  # type: ignore[return-value]
+
+    def calibrate(self, request: Request, judgment: Judgment, evidence: str | None = None) -> Judgment:
+        """`full` iff the calibrated p(support) >= 0.5; a `full` it overrules becomes partial or none."""
+        scores = judgment.scores or {}
+        if evidence is None:
+            evidence = self.evidence_text(request, judgment)
+        values = calibration.features(scores.get("full", 0.0), request.text, evidence)
+        p = self.calibration.probability(values)
+        label = judgment.label
+        if p >= 0.5:
+            label = "full"
+        elif label == "full":
+            label = _partial_or_none(scores)
+        note = f"; calibrated p(support)={p:.3f} from p(full) and claim-word recall {values[1]:.2f}"
+        if label != judgment.label:
+            note += f" -> {label}, not {judgment.label}"
+        return judgment.model_copy(update={"label": label, "scores": {**scores, "support": round(p, 6)},
+                                           "explanation": (judgment.explanation or "") + note})
 
     # --- the guard --------------------------------------------------------------------------------
 
@@ -134,18 +166,22 @@ class ModelJudge:
                         return "\n".join(x.text for x in group)
         return passages[ev.passage].text[ev.start:ev.end]
 
-    def apply_guard(self, request: Request, judgment: Judgment) -> Judgment:
+    def apply_guard(self, request: Request, judgment: Judgment, evidence: str | None = None) -> Judgment:
+        """Check a `full` against its evidence text (found again from the judgment when not given)."""
         if judgment.label != "full":
             return judgment
-        finding = check(request.text, self.evidence_text(request, judgment))
+        finding = check(request.text, evidence if evidence is not None else self.evidence_text(request, judgment))
         if finding is None:
             return judgment
-        scores = judgment.scores or {}
-        label = "partial" if scores.get("partial", 0.0) > scores.get("none", 0.0) else "none"
+        label = _partial_or_none(judgment.scores or {})
         return judgment.model_copy(update={
             "label": label,
             "explanation": (judgment.explanation or "") + f"; qualifier guard ({finding.kind}): {finding.reason} "
                                                           f"-> {label}, not full"})
+
+
+def _partial_or_none(scores: dict[str, float]) -> str:
+    return "partial" if scores.get("partial", 0.0) > scores.get("none", 0.0) else "none"
 
 
 def _parse(argument: str) -> dict:
@@ -166,9 +202,12 @@ def _parse(argument: str) -> dict:
             options["batch_size"] = int(value)
         elif key == "path" and value:
             options["path"] = value
+        elif key == "calibration" and value.lower() in ("on", "off"):
+            options["calibrated"] = value.lower() == "on"
         else:
             raise JudgeSetupError(f"bad model judge option '{part}': use model, model:guard=off, "
-                                  "model:threads=2, model:zh=model, model:batch=16 or model:path=DIR")
+                                  "model:threads=2, model:zh=model, model:batch=16, model:calibration=off "
+                                  "or model:path=DIR")
     if "threads" not in options and os.environ.get("CITEAUDIT_THREADS"):
         options["threads"] = int(os.environ["CITEAUDIT_THREADS"])
     return options

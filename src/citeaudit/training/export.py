@@ -169,6 +169,13 @@ def write_model_card(out_dir: Path, card: dict) -> None:
         lines.append(f"- generic NLI at {nli.get('ratio')}:1 (mapping {json.dumps(nli.get('label_mapping'))}):")
         for n, counts in nli.get("rows_used", {}).items():
             lines.append(f"  - {n} (`{nli.get('files', {}).get(n)}`): {counts}; licence: {nli.get('licences', {}).get(n)}")
+    cal = card.get("calibration")
+    if cal:
+        lines += ["", "## Calibration (calibration.json)",
+                  f"- full iff p(support) >= 0.5, p(support) = logistic({json.dumps(cal.get('weights'))} · features "
+                  f"+ {cal.get('bias')}); features: logit p(full) and claim-word recall of the chosen window",
+                  f"- fitted on {cal.get('rows')} rows ({cal.get('full')} full) of {', '.join(cal.get('sources', []))}; "
+                  f"in-sample BAcc {json.dumps(cal.get('in_sample_balanced_accuracy'))}"]
     lines += ["", "## Figures"]
     for k, v in (card.get("figures") or {}).items():
         lines.append(f"- {k}: {json.dumps(v)}")
@@ -176,13 +183,19 @@ def write_model_card(out_dir: Path, card: dict) -> None:
     (out_dir / "MODEL_CARD.md").write_text("\n".join(lines), encoding="utf-8")
 
 
-def update_model_card(out_dir: str | Path, figures: dict | None = None, limits: list[str] | None = None) -> dict:
+def update_model_card(out_dir: str | Path, figures: dict | None = None, limits: list[str] | None = None,
+                      calibration: dict | None = None) -> dict | None:
+    """Add figures, limits or a calibration summary to a model directory's card (None when it has no card)."""
     out = Path(out_dir)
+    if not (out / "model_card.json").exists():
+        return None
     card = json.loads((out / "model_card.json").read_text())
     if figures:
         card.setdefault("figures", {}).update(figures)
     if limits is not None:
         card["limits"] = limits
+    if calibration is not None:
+        card["calibration"] = calibration
     write_model_card(out, card)
     return card
 

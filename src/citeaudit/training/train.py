@@ -328,7 +328,8 @@ def train_judge(out_dir: str | Path, data_dir: str | Path | None = None, extra_l
               help="checkpoints and the full-precision model (keep it outside the repository)")
 @click.option("--seed", type=int, default=0, show_default=True)
 def train_judge_cmd(out_dir, extra_labels, leave_out, time_budget, steps, resume, data_dir, work_dir, seed):
-    """Fine-tune the model judge, then export it as int8 ONNX into OUT_DIR (with a model card)."""
+    """Fine-tune the model judge, export it as int8 ONNX into OUT_DIR (with a model card), then fit its
+    calibration on the dev split (without the left-out source)."""
     from .export import export_judge
 
     hf_dir = Path(work_dir) / "final"
@@ -337,6 +338,24 @@ def train_judge_cmd(out_dir, extra_labels, leave_out, time_budget, steps, resume
                          resume=resume, log=click.echo)
     result = export_judge(hf_dir, out_dir, work_dir=work_dir, data_dir=data_dir, record=record, log=click.echo)
     click.echo(json.dumps(result.get("int8_vs_fp32"), indent=1))
+    calibrate_on_dev(out_dir, data_dir, leave_out)
+
+
+def calibrate_on_dev(model_dir: str | Path, data_dir: str | Path | None, leave_out: str | None) -> None:
+    """Fit the exported model's calibration on the dev split (without the left-out source) and save it
+    next to the model: `citeaudit calibrate-judge` with the shared data's dev rows."""
+    from ..judges.calibration import fit_model_calibration
+    from ..validation import parse_rows
+    from .data import DEFAULT_DATA_DIR, load_all, split_rows
+
+    dev = parse_rows([json.dumps(r) for r in split_rows(load_all(data_dir or DEFAULT_DATA_DIR))["dev"]])
+    fitted, summary = fit_model_calibration(model_dir, dev, exclude_sources=[leave_out] if leave_out else [],
+                                            described_as="dev split of the shared data (training/data.py)")
+    from .export import update_model_card
+
+    update_model_card(model_dir, calibration=summary)
+    click.echo(f"calibration fitted on {summary['rows']} dev rows ({', '.join(summary['sources'])}): "
+               f"{json.dumps(summary['in_sample_balanced_accuracy'])}; written to {fitted.save(model_dir)}")
 
 
 if __name__ == "__main__":  # python -m citeaudit.training.train OUT_DIR ...

@@ -1,0 +1,143 @@
+"""The model judge's calibration: features, the logistic fit, calibration.json, and the judge's use of it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+pytest.importorskip("onnxruntime")
+
+from citeaudit.cli import main  # noqa: E402
+from citeaudit.errors import JudgeSetupError  # noqa: E402
+from citeaudit.judges import calibration  # noqa: E402
+from citeaudit.judges.model import make_model_judge, shipped_model_dir  # noqa: E402
+from citeaudit.records import SourcePassage  # noqa: E402
+from citeaudit.validation import score_of  # noqa: E402
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def passage(pid: str, text: str) -> SourcePassage:
+    return SourcePassage(id=pid, doc_id=pid, version=None, text=text, start=0, end=len(text))
+
+
+def test_content_words_and_recall():
+    assert calibration.content_words("The returns of standard items") == {"return", "standa", "items"}
+    assert calibration.content_words("能耗降低") == {"能耗", "耗降", "降低"}
+    assert calibration.claim_word_recall("Standard items are returned", "Returns of standard items") == 1.0
+    assert calibration.claim_word_recall("Clearance items are final", "Standard items ship free") == pytest.approx(1 / 3)
+    assert calibration.claim_word_recall("It is what it is", "anything") == 1.0  # only stop words: nothing to miss
+
+
+def synthetic(n: int, weights=(1.0, 3.0), bias=-2.0, seed=0):
+    rng = np.random.default_rng(seed)
+    x = np.column_stack([rng.normal(0, 2, n), rng.uniform(0, 1, n)])
+    p = 1 / (1 + np.exp(-(x @ np.array(weights) + bias)))
+    return x, rng.uniform(size=n) < p
+
+
+def test_fit_recovers_known_coefficients():
+    x, y = synthetic(20_000)
+    fitted = calibration.fit(x, y, l2=0.0)
+    # balanced weights move the bias by log(negatives/positives), not the slopes
+    assert fitted.weights == pytest.approx((1.0, 3.0), abs=0.1)
+    shift = np.log((~y).sum() / y.sum())
+    assert fitted.bias == pytest.approx(-2.0 + shift, abs=0.15)
+
+
+def test_fit_equals_scikit_learn_balanced_l2():
+    linear_model = pytest.importorskip("sklearn.linear_model")
+    x, y = synthetic(600, seed=1)
+    ours = calibration.fit(x, y, l2=1.0)
+    theirs = linear_model.LogisticRegression(C=1.0, class_weight="balanced", tol=1e-10, max_iter=10_000).fit(x, y)
+    assert ours.weights == pytest.approx(tuple(theirs.coef_[0]), abs=1e-4)
+    assert ours.bias == pytest.approx(float(theirs.intercept_[0]), abs=1e-4)
+
+
+def test_fit_needs_both_classes():
+    with pytest.raises(ValueError, match="both classes"):
+        calibration.fit([[0.0, 1.0], [1.0, 0.5]], [True, True])
+
+
+def test_save_load_round_trip_and_errors(tmp_path):
+    assert calibration.load(tmp_path) is None
+    fitted = calibration.Calibration((0.5, 2.0), -1.0, {"rows": 3})
+    fitted.save(tmp_path)
+    again = calibration.load(tmp_path)
+    assert again == fitted and again.probability([0.0, 0.5]) == pytest.approx(0.5)
+    path = tmp_path / calibration.FILE_NAME
+    for text, field in (("{not json", "not valid JSON"),
+                        (json.dumps({"features": ["x"], "weights": [1, 2], "bias": 0}), "features"),
+                        (json.dumps({"features": list(calibration.FEATURES), "weights": [1], "bias": 0}), "weights"),
+                        (json.dumps({"features": list(calibration.FEATURES), "weights": [1, 2], "bias": "x"}), "bias")):
+        path.write_text(text)
+        with pytest.raises(JudgeSetupError) as err:
+            calibration.load(tmp_path)
+        assert str(path) in str(err.value) and field in str(err.value)
+
+
+def test_shipped_model_is_calibrated_and_says_why():
+    judge = make_model_judge("threads=2")
+    assert "cal=on" in judge.signature and judge.calibration is not None
+    assert judge.calibration.fitted_on["rows"] > 500  # fitted on the English dev split
+    j = judge.judge("A receipt is required to return a standard item.",
+                    [passage("S2", "A receipt is required for all returns of standard items.")])
+    assert j.label == "full" and "calibrated p(support)=" in j.explanation
+    assert score_of(j) == j.scores["support"] and 0.5 <= j.scores["support"] <= 1
+    plain = make_model_judge("calibration=off,threads=2")
+    assert "cal=off" in plain.signature and plain.calibration is None
+    assert "support" not in (plain.judge("A receipt is required.", [passage("S", "A receipt is required.")]).scores)
+
+
+@pytest.fixture
+def model_copy(tmp_path) -> Path:
+    target = tmp_path / "judge"
+    shutil.copytree(shipped_model_dir(), target)
+    return target
+
+
+def test_calibration_decides_and_the_guard_still_has_the_last_word(model_copy):
+    claim = "Eco reduces annual energy by 15%."
+    evidence = [passage("D3", "Eco mode reduced downtime by 15% compared with standard mode.")]
+    unrelated = [passage("X", "The canteen serves soup on Mondays.")]
+    calibration.Calibration((0.0, 0.0), 10.0).save(model_copy)  # says "supported" to everything
+    yes = make_model_judge(f"path={model_copy},threads=2")
+    assert yes.judge("Standard items may be returned free of charge.", unrelated).label == "full"
+    guarded = yes.judge(claim, evidence)
+    assert guarded.label != "full" and "qualifier guard" in guarded.explanation
+    calibration.Calibration((0.0, 0.0), -10.0).save(model_copy)  # says "unsupported" to everything
+    no = make_model_judge(f"path={model_copy},threads=2")
+    j = no.judge("A receipt is required.", [passage("S", "A receipt is required.")])
+    assert j.label in ("partial", "none") and "-> " in j.explanation and "not full" in j.explanation
+    assert yes.signature != no.signature  # calibration.json is part of the model hash
+
+
+def test_calibrate_judge_command(model_copy, tmp_path):
+    sample = FIXTURES / "judge_validation_sample.jsonl"
+    runner = CliRunner()
+    shipped = (model_copy / calibration.FILE_NAME).read_bytes()
+    dry = runner.invoke(main, ["calibrate-judge", str(sample), "--model", str(model_copy), "--dry-run",
+                               "--exclude-source", "wice"])
+    assert dry.exit_code == 0, dry.output
+    summary = json.loads(dry.stdout)
+    assert summary["sources"] == ["expertqa", "factcheck_gpt"]  # wice excluded, Chinese skipped
+    assert (model_copy / calibration.FILE_NAME).read_bytes() == shipped  # nothing written
+    done = runner.invoke(main, ["calibrate-judge", str(sample), "--model", str(model_copy)])
+    assert done.exit_code == 0, done.output
+    written = calibration.load(model_copy)
+    assert written.weights == pytest.approx(tuple(json.loads(done.stdout)["weights"].values()))
+    assert written.fitted_on["data"].startswith("judge_validation_sample.jsonl sha256:")
+    card = json.loads((model_copy / "model_card.json").read_text())
+    assert card["calibration"]["rows"] == json.loads(done.stdout)["rows"]
+    assert "## Calibration" in (model_copy / "MODEL_CARD.md").read_text()
+    # rows of one class cannot be fitted: a clear error naming the file
+    one_class = tmp_path / "full_only.jsonl"
+    one_class.write_text("".join(line for line in sample.read_text().splitlines(keepends=True)
+                                 if '"label": "full"' in line))
+    bad = runner.invoke(main, ["calibrate-judge", str(one_class), "--model", str(model_copy)])
+    assert bad.exit_code != 0 and "full_only.jsonl" in bad.output and "both classes" in bad.output
