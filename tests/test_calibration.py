@@ -50,6 +50,23 @@ def test_fit_recovers_known_coefficients():
     assert fitted.bias == pytest.approx(-2.0 + shift, abs=0.15)
 
 
+def test_fit_is_the_optimum_of_the_penalised_balanced_loss():
+    x, y = synthetic(600, seed=1)
+    fitted = calibration.fit(x, y, l2=1.0)
+    beta = np.array([*fitted.weights, fitted.bias])
+    design = np.column_stack([x, np.ones(len(x))])
+    weight = np.where(y, len(y) / (2 * y.sum()), len(y) / (2 * (~y).sum()))
+
+    def loss(b):
+        z = design @ b
+        return float(np.sum(weight * (np.logaddexp(0, z) - y * z)) + 0.5 * np.sum(b[:-1] ** 2))
+
+    best = loss(beta)
+    rng = np.random.default_rng(2)
+    for _ in range(20):  # every small step away from the fit costs more
+        assert loss(beta + rng.normal(0, 1e-3, 3)) > best
+
+
 def test_fit_equals_scikit_learn_balanced_l2():
     linear_model = pytest.importorskip("sklearn.linear_model")
     x, y = synthetic(600, seed=1)
