@@ -118,6 +118,22 @@ def test_long_passages_are_windowed_with_the_cut_recorded(models):
     assert 0 <= verdict.evidence.start < verdict.evidence.end <= len(long_text)
 
 
+def test_token_counts_are_remembered_and_change_nothing(models):
+    judge = make_judge(f"onnx:{models['onnx']}", [])
+    text = " ".join(f"Standard items can be returned up to {n} days after delivery." for n in range(40))
+    passage = SourcePassage("L", "L", "v1", text, 0, len(text))
+    calls = []
+    real = judge.backend.count
+    judge.backend.count = lambda t: calls.append(t) or real(t)
+    first = judge.judge("A receipt is required.", [passage])
+    n_first = len(calls)
+    second = judge.judge("Items can be returned.", [passage])
+    assert n_first > 2 and len(calls) - n_first == 1  # only the new claim is counted
+    fresh = make_judge(f"onnx:{models['onnx']}", [])
+    assert fresh.judge("Items can be returned.", [passage]) == second
+    assert first.evidence is not None
+
+
 # ------------------------------------------------------------------------------------------
 # Windowing, with a whitespace token count
 

@@ -166,9 +166,21 @@ class CrossEncoderJudge:
         self.labels = map_labels(self.backend.id2label, label_map)
         self.max_tokens = min(max_tokens or self.backend.max_length, self.backend.max_length)
         self.batch_size = batch_size
+        self._counts: dict[str, int] = {}  # token counts of passage texts and windows, see count()
         mapping = ",".join(f"{self.backend.id2label[i]}={lab}" for i, lab in sorted(self.labels.items()))
         self.signature = (f"{kind}:{self.path.name}@{VERSION}#{model_hash(self.path)[:12]}"
                           f"|max={self.max_tokens}|map={mapping}")
+
+    def count(self, text: str) -> int:
+        """Tokens in `text`, remembered: a passage cited by several claims, or judged alone and in its
+        set for ALCE precision, is cut into the same windows again, and counting is most of the
+        windowing cost. Bounded, so a long run does not grow without end."""
+        n = self._counts.get(text)
+        if n is None:
+            if len(self._counts) >= 200_000:
+                self._counts.clear()
+            n = self._counts[text] = self.backend.count(text)
+        return n
 
     def judge(self, text: str, passages: Sequence[SourcePassage]) -> Judgment:
         return self.judge_batch([Request.of(text, passages)])[0]
@@ -179,10 +191,10 @@ class CrossEncoderJudge:
         pairs: list[tuple[int, list[Window], str]] = []  # (request index, windows, premise text)
         for i, request in enumerate(requests):
             # Room for the claim and the three special tokens of a pair ([CLS] a [SEP] b [SEP]).
-            budget = self.max_tokens - self.backend.count(request.text) - 3
+            budget = self.max_tokens - self.count(request.text) - 3
             if budget < 16:
                 raise JudgeError(f"claim too long for a {self.max_tokens}-token model: {request.text[:80]!r}")
-            for windows in set_windows(request.passages, self.backend.count, budget):
+            for windows in set_windows(request.passages, self.count, budget):
                 pairs.append((i, windows, "\n".join(w.text for w in windows)))
         probs = [None] * len(pairs)
         order = sorted(range(len(pairs)), key=lambda k: len(pairs[k][2]))  # batch by length

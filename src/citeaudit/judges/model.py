@@ -158,9 +158,9 @@ class ModelJudge:
         if ev is None or ev.passage not in passages:
             return "\n".join(p.text for p in request.passages)
         if judgment.scores and "similarity" not in judgment.scores:  # a model window: find its group
-            budget = self.inner.max_tokens - self.inner.backend.count(request.text) - 3
+            budget = self.inner.max_tokens - self.inner.count(request.text) - 3
             if budget >= 16:
-                for group in set_windows(request.passages, self.inner.backend.count, budget):
+                for group in set_windows(request.passages, self.inner.count, budget):
                     w = group[0]
                     if (w.passage, w.start, w.end) == (ev.passage, ev.start, ev.end):
                         return "\n".join(x.text for x in group)
