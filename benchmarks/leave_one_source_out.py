@@ -43,7 +43,8 @@ from pathlib import Path
 
 from citeaudit.judges.base import Request, judge_many
 from citeaudit.training.data import load_all, split_rows
-from citeaudit.validation import Row, balanced_accuracy, best_threshold, bootstrap_interval, load_rows, parse_rows, roc_auc
+from citeaudit.validation import (Row, balanced_accuracy, best_threshold, bootstrap_interval, load_rows, parse_rows,
+                                 roc_auc, score_from)
 
 ENGLISH = ("wice", "expertqa", "factcheck_gpt")
 
@@ -73,8 +74,7 @@ def cached_scores(cache: Path, key: str, rows: list[Row], make_judge) -> dict[st
 
 
 def score(d: dict) -> float:
-    s = d["scores"] or {}
-    return float(next(s[k] for k in ("support", "full", "similarity") if k in s))
+    return score_from(d["scores"])
 
 
 def figures(rows: list[Row], predicted_full: list[bool], scores: list[float] | None) -> str:
@@ -161,6 +161,7 @@ def main() -> None:
     en_dev = [r for r in dev if r.lang == "en"]
     emb_dev = cached_scores(cache, "embedding.dev", dev, embedding_judge)
     emb_test = cached_scores(cache, "embedding.test", test, embedding_judge)
+    emb = {**emb_dev, **emb_test}
     v1_test = cached_scores(cache, "judge-v1.test", [r for r in test if r.lang == "en"], model_judge(None))
 
     print("Leave-one-source-out, English (BAcc full vs rest [95 % CI], AUC of p(full) or cosine)\n")
@@ -197,7 +198,6 @@ def main() -> None:
               f"{figures(unseen, [everything[r.id]['label'] == 'full' for r in unseen], [score(everything[r.id]) for r in unseen])}")
         # dev + test of X: more rows for the side-by-side with the embedding baseline (both cached)
         both = [r for r in dev if r.source == source] + rows
-        emb = {**emb_dev, **emb_test}
         print(f"  dev+test, {len(both)} rows: fold, calibrated "
               f"{figures(both, [everything[r.id]['label'] == 'full' for r in both], [score(everything[r.id]) for r in both])}; "
               f"embedding @ {t_emb:.4f} {figures(both, [score(emb[r.id]) >= t_emb for r in both], [score(emb[r.id]) for r in both])}\n")

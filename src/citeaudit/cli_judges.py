@@ -126,10 +126,10 @@ def calibrate_judge_cmd(data, model_dir, exclude_source, dry_run):
     if dry_run:
         click.echo("dry run: nothing written", err=True)
     else:
-        from .training.export import update_model_card
+        from .training.export import record_calibration
 
-        click.echo(f"wrote {fitted.save(target)}", err=True)
-        if update_model_card(target, calibration=summary):
+        click.echo(f"wrote {record_calibration(target, fitted, summary)}", err=True)
+        if (target / "model_card.json").exists():
             click.echo(f"recorded the calibration in {target / 'model_card.json'} and MODEL_CARD.md", err=True)
 
 

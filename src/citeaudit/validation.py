@@ -223,7 +223,12 @@ def best_threshold(gold: Sequence[bool], scores: Sequence[float]) -> tuple[float
 
 
 def score_of(judgment: Judgment) -> float | None:
-    scores = judgment.scores or {}
+    return score_from(judgment.scores)
+
+
+def score_from(scores: dict[str, float] | None) -> float | None:
+    """The score a judgment ranks by: p(support), else p(full), else the similarity; None without one."""
+    scores = scores or {}
     for key in ("support", "full", "similarity"):
         if key in scores and scores[key] is not None:
             return float(scores[key])

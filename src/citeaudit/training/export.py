@@ -183,6 +183,13 @@ def write_model_card(out_dir: Path, card: dict) -> None:
     (out_dir / "MODEL_CARD.md").write_text("\n".join(lines), encoding="utf-8")
 
 
+def record_calibration(model_dir: str | Path, fitted, summary: dict) -> Path:
+    """Write calibration.json into the model directory and note the fit in its card (when it has one)."""
+    path = fitted.save(model_dir)
+    update_model_card(model_dir, calibration=summary)
+    return path
+
+
 def update_model_card(out_dir: str | Path, figures: dict | None = None, limits: list[str] | None = None,
                       calibration: dict | None = None) -> dict | None:
     """Add figures, limits or a calibration summary to a model directory's card (None when it has no card)."""

@@ -349,13 +349,13 @@ def calibrate_on_dev(model_dir: str | Path, data_dir: str | Path | None, leave_o
     from .data import DEFAULT_DATA_DIR, load_all, split_rows
 
     dev = parse_rows([json.dumps(r) for r in split_rows(load_all(data_dir or DEFAULT_DATA_DIR))["dev"]])
+    from .export import record_calibration
+
     fitted, summary = fit_model_calibration(model_dir, dev, exclude_sources=[leave_out] if leave_out else [],
                                             described_as="dev split of the shared data (training/data.py)")
-    from .export import update_model_card
-
-    update_model_card(model_dir, calibration=summary)
+    path = record_calibration(model_dir, fitted, summary)
     click.echo(f"calibration fitted on {summary['rows']} dev rows ({', '.join(summary['sources'])}): "
-               f"{json.dumps(summary['in_sample_balanced_accuracy'])}; written to {fitted.save(model_dir)}")
+               f"{json.dumps(summary['in_sample_balanced_accuracy'])}; written to {path} and the model card")
 
 
 if __name__ == "__main__":  # python -m citeaudit.training.train OUT_DIR ...
