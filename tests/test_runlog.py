@@ -15,7 +15,8 @@ from citeaudit.judges import Judgments, make_judge
 from citeaudit.metrics import Settings, score_cases
 from citeaudit.report.render import to_json
 from citeaudit.review import rejudge, review
-from citeaudit.runlog import RunLogError, build_runlog, read_runlog, rescore, write_runlog
+from citeaudit.errors import RunLogError
+from citeaudit.runlog import build_runlog, read_runlog, rescore, write_runlog
 
 from helpers import SetJudge, load, make_case
 

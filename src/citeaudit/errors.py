@@ -1,13 +1,34 @@
 """One exception tree for citeaudit. Messages say *where* the problem is.
 
+Every error a user can cause derives from `CiteauditError`; the command line turns it into a message
+and its `exit_code` at its boundary only (library code never exits).
+
 Exit codes used by the command line:
-  2  bad input (files, records, fields)
+  2  bad input (files, records, fields, options, run logs)
   3  a judge could not give a judgment, or a recorded judgment is missing
+
+    CiteauditError
+    ├── InputError            bad input; carries every Problem found
+    ├── RunLogError           a run log that cannot be read or replayed
+    ├── RunMismatch           two runs whose judge or conventions differ, compared without --force
+    ├── UnknownJudge          a judge name that is not registered
+    ├── JudgeSetupError       a judge that cannot start: missing extra, model files, bad option
+    ├── JudgeError            a judge could not label a pair
+    │   ├── UnlabelledPair
+    │   ├── MissingJudgment
+    │   └── BatchJudgeError   some pairs of a batch failed; the others are kept
+    ├── TrainingError         judge training or calibration cannot go on
+    └── DeskError             a desk request refused, with its HTTP status
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 
 class CiteauditError(Exception):
@@ -54,6 +75,16 @@ class MissingJudgment(JudgeError):
     """Scoring from a store found no recorded judgment for a pair it needs."""
 
 
+class BatchJudgeError(JudgeError):
+    """Some pairs of a batch could not be judged. The others were, and are kept here, in order:
+    `judgments[i]` is the judgment of `requests[i]`, or None when it failed (see `failures`)."""
+
+    def __init__(self, message: str, judgments: list[Any], failures: list[tuple[int, Any, JudgeError]]):
+        super().__init__(message)
+        self.judgments = judgments
+        self.failures = failures
+
+
 class UnknownJudge(CiteauditError):
     exit_code = 2
 
@@ -62,3 +93,58 @@ class JudgeSetupError(CiteauditError):
     """A judge that cannot start: a missing optional extra, model files, or a bad option."""
 
     exit_code = 2
+
+
+class RunLogError(CiteauditError):
+    """A run log that cannot be read (not a run log, an unsupported schema) or replayed."""
+
+    exit_code = 2
+
+
+class RunMismatch(CiteauditError):
+    """Two runs whose signatures differ in a field that changes the figures (judge, conventions)."""
+
+    exit_code = 2
+
+
+class TrainingError(CiteauditError):
+    """Judge training or calibration cannot go on: missing base model, bad data, a bad option."""
+
+    exit_code = 2
+
+
+class DeskError(CiteauditError):
+    """A request the desk refuses, with the HTTP status that says why."""
+
+    exit_code = 2
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+# --- pydantic errors, located -----------------------------------------------------------------------
+
+
+def format_path(path: Iterable[str | int]) -> str:
+    """('answers', 0, 'statements', 2, 'text') -> 'answers[0].statements[2].text'."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def validation_problems(err: ValidationError, file: str, prefix: Sequence[str | int] = (),
+                        line_of: Callable[[tuple[str | int, ...]], int | None] | None = None) -> list[Problem]:
+    """One Problem per pydantic error: its path (shown under `prefix`) and message, with the line that
+    `line_of(loc)` gives for the error's own location when a locator is given. The one place pydantic's
+    error paths are turned into citeaudit's."""
+    problems = []
+    for e in err.errors():
+        loc = tuple(e["loc"])
+        message = e["msg"].removeprefix("Value error, ")
+        problems.append(Problem(file, line_of(loc) if line_of else None, format_path(tuple(prefix) + loc), message))
+    return problems

@@ -13,19 +13,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .errors import InputError, Problem
+from .errors import InputError, Problem, format_path, validation_problems
 from .records import Case
 from .resolve import Path, ResolvedCase, resolve
-
-
-def format_path(path: Iterable[str | int]) -> str:
-    out = ""
-    for part in path:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += f".{part}" if out else str(part)
-    return out
 
 
 class _Locator:
@@ -115,10 +105,7 @@ def parse_cases(file: str, text: str) -> list[ResolvedCase]:
         try:
             case = Case.model_validate(record)
         except ValidationError as err:
-            for e in err.errors():
-                path = tuple(e["loc"])
-                message = e["msg"].removeprefix("Value error, ")
-                problems.append(Problem(file, loc.line(prefix + path), format_path(shown + path), message))
+            problems += validation_problems(err, file, shown, lambda path: loc.line(prefix + path))
             continue
         resolved, found = resolve(case)
         for path, message in found:

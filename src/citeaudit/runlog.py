@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ._version import __version__
 from .diagnose import diagnose
-from .errors import CiteauditError, InputError, Problem
+from .errors import InputError, RunLogError, validation_problems
 from .judges import Judgments, MemoryStore, RecordedJudge, Request
 from .loading import read_json_file
 from .metrics import Report, Settings, score_cases
@@ -62,10 +62,6 @@ class RunLog(BaseModel):
     judgments: list[JudgmentRecord]
     results: dict[str, Any]
     diagnosis: dict[str, list[dict[str, Any]]]
-
-
-class RunLogError(CiteauditError):
-    exit_code = 2
 
 
 def diagnosis_of(report: Report) -> dict[str, list[dict[str, Any]]]:
@@ -115,7 +111,7 @@ def read_runlog(path: str | Path) -> RunLog:
     try:
         return RunLog.model_validate(data)
     except ValidationError as err:
-        raise InputError([Problem(name, None, ".".join(map(str, e["loc"])), e["msg"]) for e in err.errors()]) from None
+        raise InputError(validation_problems(err, name)) from None
 
 
 def resolved_cases(log: RunLog) -> list[ResolvedCase]:

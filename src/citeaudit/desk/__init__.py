@@ -1,7 +1,8 @@
 """The audit desk: a local web app to follow each citation to its exact text, repair it, review it,
 and watch the scores change (through the same scoring code as the command line)."""
 
-from .session import DeskError, DeskSession
+from ..errors import DeskError
+from .session import DeskSession
 
 __all__ = ["DeskError", "DeskSession", "create_app", "serve"]
 

@@ -9,7 +9,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..errors import CiteauditError
-from .session import DeskError, DeskSession
+from ..errors import DeskError
+from .session import DeskSession
 
 
 class Edit(BaseModel):

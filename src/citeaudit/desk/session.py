@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..errors import JudgeError
+from ..errors import DeskError, JudgeError, validation_problems
 from ..judges import Judge, Judgments, JudgmentStore, make_judge
 from ..metrics import Settings, score_cases
 from ..records import LABELS, Case, Judgment
@@ -18,14 +18,6 @@ from ..report.render import answer_json
 from ..resolve import ResolvedCase, resolve
 from ..runlog import RunLog, build_runlog
 from .walkthroughs import WALKTHROUGHS, walkthrough_case
-
-
-class DeskError(Exception):
-    """A request the desk refuses, with the HTTP status that says why."""
-
-    def __init__(self, status: int, message: str):
-        super().__init__(message)
-        self.status = status
 
 
 @dataclass
@@ -65,7 +57,7 @@ class DeskSession:
         try:
             case = Case.model_validate(data)
         except ValidationError as err:
-            raise DeskError(422, "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in err.errors())) from None
+            raise DeskError(422, "; ".join(map(str, validation_problems(err, f"case {case_id}")))) from None
         rc, problems = resolve(case)
         if problems:
             raise DeskError(422, "; ".join(f"{'.'.join(map(str, p))}: {m}" for p, m in problems))

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ..errors import JudgeError, UnknownJudge
-from ..records import Judgment, SourcePassage
+from ..errors import UnknownJudge
 from ..resolve import ResolvedCase
-from .base import Judge, Request, judge_many
+from .base import Judge, JudgmentSource, Request, judge_many
 from .curated import CuratedJudge
+from .source import Judgments
 from .store import JudgmentStore, MemoryStore, RecordedJudge, judgment_key
 
 __all__ = [
-    "CuratedJudge", "Judge", "JudgmentStore", "MemoryStore", "Judgments", "RecordedJudge", "Request",
+    "CuratedJudge", "Judge", "JudgmentSource", "JudgmentStore", "MemoryStore", "Judgments", "RecordedJudge", "Request",
     "available_judges", "judge_many", "judgment_key", "make_judge", "register_judge",
 ]
 
@@ -80,61 +80,3 @@ def make_judge(spec: str, cases: Sequence[ResolvedCase]) -> Judge:
         known = ", ".join(sorted(_REGISTRY))
         raise UnknownJudge(f"unknown judge '{spec}'; known judges: {known}")
     return _REGISTRY[name][0](argument, cases)
-
-
-class Judgments:
-    """What scoring reads: each pair judged once, from the store when recorded there, else by the judge
-    (and then recorded). Passing a RecordedJudge makes it replay-only."""
-
-    def __init__(self, judge: Judge, store: JudgmentStore | None = None):
-        self.judge = judge
-        self.store = store
-        self._memo: dict[Request, Judgment] = {}
-        self.asked = 0  # how many pairs the judge itself was asked (not memo or store)
-
-    @property
-    def signature(self) -> str:
-        return self.judge.signature
-
-    def get(self, text: str, passages: Sequence[SourcePassage]) -> Judgment:
-        request = Request.of(text, passages)
-        if request in self._memo:
-            return self._memo[request]
-        found = self.store.get(request, self.signature) if self.store else None
-        if found is None:
-            found = self.judge.judge(request.text, request.passages)
-            if not isinstance(self.judge, RecordedJudge):
-                self.asked += 1
-                if self.store is not None:
-                    self.store.put(request, found)
-        self._memo[request] = found
-        return found
-
-    def recorded(self) -> list[tuple[Request, Judgment]]:
-        """Every (pair, judgment) this source has served, in the order first asked."""
-        return list(self._memo.items())
-
-    def fill(self, requests: Sequence[Request], batch_size: int = 64, progress: Callable[[int], None] | None = None) -> int:
-        """Judge every request not yet in the store, in batches; returns how many were judged."""
-        missing = [r for r in dict.fromkeys(requests) if not (self.store and self.store.get(r, self.signature))]
-        for i in range(0, len(missing), batch_size):
-            chunk = missing[i : i + batch_size]
-            try:
-                judged = judge_many(self.judge, chunk)
-            except JudgeError as err:
-                # A batch judge may have judged most of the chunk: keep those before stopping.
-                self._keep(chunk, getattr(err, "judgments", None) or [])
-                raise
-            self._keep(chunk, judged)
-            if progress:
-                progress(len(chunk))
-        return len(missing)
-
-    def _keep(self, requests: Sequence[Request], judged: Sequence[Judgment | None]) -> None:
-        for request, judgment in zip(requests, judged):
-            if judgment is None:
-                continue
-            self._memo[request] = judgment
-            self.asked += 1
-            if self.store is not None:
-                self.store.put(request, judgment)

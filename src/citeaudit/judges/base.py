@@ -45,6 +45,17 @@ class Judge(Protocol):
     def judge(self, text: str, passages: Sequence[SourcePassage]) -> Judgment: ...
 
 
+class JudgmentSource(Protocol):
+    """What scoring needs: the judgment of one (text, passage set) pair, and the signature of the judge
+    behind it. `judges.source.Judgments` is the usual one (judge + store + memo); a run log's replay
+    is another."""
+
+    @property
+    def signature(self) -> str: ...
+
+    def get(self, text: str, passages: Sequence[SourcePassage]) -> Judgment: ...
+
+
 def judge_many(judge: Judge, requests: Sequence[Request]) -> list[Judgment]:
     """Judge several requests, in one batch when the judge offers `judge_batch`."""
     batch = getattr(judge, "judge_batch", None)

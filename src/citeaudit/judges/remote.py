@@ -44,7 +44,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .._version import __version__
-from ..errors import JudgeError, JudgeSetupError
+from ..errors import BatchJudgeError, JudgeError, JudgeSetupError, validation_problems
 from ..records import Evidence, Judgment, Label, SourcePassage
 from .base import Request
 from .store import judgment_key
@@ -171,9 +171,7 @@ def parse_answer(response: Any) -> ModelAnswer:
     try:
         return ModelAnswer.model_validate(data)
     except ValidationError as err:
-        problems = "; ".join(
-            f"{'.'.join(str(x) for x in e['loc']) or 'answer'}: {e['msg']}" for e in err.errors()
-        )
+        problems = "; ".join(f"{p.path or 'answer'}: {p.message}" for p in validation_problems(err, "answer"))
         raise _Malformed(f"invalid answer ({problems}): {_snippet(content)}") from None
 
 
@@ -200,17 +198,6 @@ def _snippet(text: str, limit: int = 300) -> str:
 
 
 RemoteJudgeConfigError = JudgeSetupError  # a bad option or environment variable
-
-
-class BatchJudgeError(JudgeError):
-    """Some pairs of a batch could not be judged. The others were, and are kept here, in order:
-    `judgments[i]` is the judgment of `requests[i]`, or None when it failed (see `failures`)."""
-
-    def __init__(self, message: str, judgments: list[Judgment | None],
-                 failures: list[tuple[int, Request, JudgeError]]):
-        super().__init__(message)
-        self.judgments = judgments
-        self.failures = failures
 
 
 def _is_local(host: str) -> bool:

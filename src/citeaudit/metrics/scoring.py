@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from .._version import __version__
-from ..judges import Judgments, Request
+from ..judges.base import JudgmentSource, Request
 from ..records import LABELS, Answer, Judgment, SourcePassage
 from ..resolve import ResolvedCase
 from . import names as N
@@ -123,14 +123,14 @@ class AnswerResult:
         }
 
 
-def _judge_set(judgments: Judgments, text: str, passages: Sequence[SourcePassage]) -> Judgment:
+def _judge_set(judgments: JudgmentSource, text: str, passages: Sequence[SourcePassage]) -> Judgment:
     if not passages:
         # An empty set supports nothing; the judge is not asked.
         return Judgment(label="none", judge=NO_CITATION_JUDGE, explanation="no passage is cited")
     return judgments.get(text, passages)
 
 
-def citation_checks(judgments: Judgments, text: str, cited: Sequence[SourcePassage]) -> tuple[Judgment, list[CitationCheck]]:
+def citation_checks(judgments: JudgmentSource, text: str, cited: Sequence[SourcePassage]) -> tuple[Judgment, list[CitationCheck]]:
     """The cited set's judgment and ALCE's alone/without precision check for each citation (§3.3)."""
     joint = _judge_set(judgments, text, cited)
     if not joint.supports:
@@ -153,7 +153,7 @@ def citation_checks(judgments: Judgments, text: str, cited: Sequence[SourcePassa
     return joint, checks
 
 
-def score_answer(rc: ResolvedCase, answer: Answer, judgments: Judgments, settings: Settings) -> AnswerResult:
+def score_answer(rc: ResolvedCase, answer: Answer, judgments: JudgmentSource, settings: Settings) -> AnswerResult:
     statements: list[StatementResult] = []
     claims: list[ClaimResult] = []
     for s, st in enumerate(answer.statements):
@@ -267,7 +267,7 @@ class Report:
         return signature(name, self.judge_signature if judged else None, self.settings)
 
 
-def score_cases(cases: Sequence[ResolvedCase], judgments: Judgments, settings: Settings = Settings(),
+def score_cases(cases: Sequence[ResolvedCase], judgments: JudgmentSource, settings: Settings = Settings(),
                 progress: Callable[[int], None] | None = None) -> Report:
     """Score every answer of every case. Stops with the judge's error on a pair it cannot judge.
     `progress(1)` is called after each answer."""

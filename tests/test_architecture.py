@@ -1,0 +1,132 @@
+"""The layout rules of docs/architecture.md, checked on the source tree itself."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "citeaudit"
+
+
+def _modules() -> dict[str, tuple[Path, list[str]]]:
+    """Dotted module name -> (file, the package its relative imports start from)."""
+    out = {}
+    for f in PACKAGE.rglob("*.py"):
+        if "node_modules" in f.parts:
+            continue
+        parts = list(f.relative_to(PACKAGE.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+            package = parts
+        else:
+            package = parts[:-1]
+        out[".".join(parts)] = (f, package)
+    return out
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Every import between citeaudit modules, at module level or inside a function (a lazy import is
+    still a dependency). `from pkg import mod` depends on the module, `from pkg import name` on pkg."""
+    modules = _modules()
+    graph: dict[str, set[str]] = {}
+    for name, (file, package) in modules.items():
+        deps: set[str] = set()
+        for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                base = (".".join(package[: len(package) - node.level + 1] + ([node.module] if node.module else []))
+                        if node.level else node.module or "")
+                for alias in node.names:
+                    target = f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
+                    deps.add(target)
+            elif isinstance(node, ast.Import):
+                deps.update(a.name for a in node.names)
+        graph[name] = {d for d in deps if d in modules and d != name}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_graph_sees_lazy_and_relative_imports():
+    graph = import_graph()
+    assert "citeaudit.records" in graph["citeaudit.loading"]  # module level, relative
+    assert "citeaudit.desk" in graph["citeaudit.cli"]  # inside a function
+
+
+def test_no_import_cycle_among_citeaudit_modules():
+    graph = import_graph()
+    found = cycles(graph)
+    detail = "\n".join(
+        " <-> ".join(c) + "\n" + "\n".join(f"    {m} imports {sorted(graph[m] & set(c))}" for m in c) for c in found)
+    assert not found, f"import cycles:\n{detail}"
+
+
+def _exception_classes() -> list[tuple[str, str]]:
+    out = []
+    for name, (file, _) in _modules().items():
+        for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                bases = {b.id if isinstance(b, ast.Name) else getattr(b, "attr", "") for b in node.bases}
+                if any(b.endswith(("Error", "Exception")) or b in {"UnlabelledPair", "MissingJudgment"} for b in bases):
+                    out.append((name, node.name))
+    return out
+
+
+def test_every_exception_class_lives_in_errors_py():
+    outside = [(m, c) for m, c in _exception_classes() if m != "citeaudit.errors"]
+    assert not outside, f"exception classes outside citeaudit/errors.py: {outside}"
+
+
+def test_every_user_error_derives_from_the_tree():
+    import citeaudit.errors as errors
+
+    classes = [getattr(errors, c) for m, c in _exception_classes() if m == "citeaudit.errors"]
+    assert len(classes) >= 10
+    for cls in classes:
+        assert issubclass(cls, errors.CiteauditError), cls
+        assert cls is errors.CiteauditError or cls.exit_code in (2, 3), cls
+
+
+@pytest.mark.parametrize("alias", ["MissingExtra", "ModelSetupError", "RemoteJudgeConfigError"])
+def test_no_error_class_aliases(alias):
+    for file, _ in _modules().values():
+        assert f"{alias} =" not in file.read_text(encoding="utf-8"), f"{file}: alias {alias}"
