@@ -43,8 +43,8 @@ from pathlib import Path
 
 from citeaudit.judges.base import Request, judge_many
 from citeaudit.training.data import load_all, split_rows
-from citeaudit.validation import (Row, balanced_accuracy, best_threshold, bootstrap_interval, load_rows, parse_rows,
-                                 roc_auc, score_from)
+from citeaudit.labelled import Row, load_rows, parse_rows
+from citeaudit.stats import balanced_accuracy, best_threshold, bootstrap_interval, roc_auc, score_from
 
 ENGLISH = ("wice", "expertqa", "factcheck_gpt")
 
@@ -106,7 +106,7 @@ def model_judge(path: Path | None, guard: bool = True, calibrated: bool = True):
 
 def calibrated_copy(fold: Path, rows: list[Row], cache: Path) -> Path:
     """A copy of the fold model with its calibration fitted on `rows` (the other sources' dev)."""
-    from citeaudit.judges.calibration import fit_model_calibration
+    from citeaudit.training.calibrate import fit_model_calibration
 
     target = cache / f"{fold.name}-calibrated"
     if not (target / "calibration.json").exists():

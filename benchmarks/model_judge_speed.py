@@ -27,7 +27,7 @@ from citeaudit.judges.base import Request
 from citeaudit.judges.local import CrossEncoderJudge
 from citeaudit.judges.model import IDENTITY_LABELS, ModelJudge, is_chinese, shipped_model_dir
 from citeaudit.judges.windows import set_windows
-from citeaudit.validation import load_rows
+from citeaudit.labelled import load_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 

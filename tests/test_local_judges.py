@@ -1,4 +1,5 @@
-"""`hf:PATH` and `onnx:PATH` judges on a tiny model the tests build, and passage windowing."""
+"""`hf:PATH` and `onnx:PATH` judges on a tiny model the tests build (needs torch; windowing without a
+model is tests/test_windows.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ pytestmark = pytest.mark.filterwarnings("ignore::UserWarning", "ignore::Deprecat
 from citeaudit.cli import main
 from citeaudit.examples import load_example
 from citeaudit.judges import Judgments, JudgmentStore, make_judge
-from citeaudit.judges.local import ModelSetupError, map_labels
-from citeaudit.judges.windows import passage_windows, sentence_spans, set_windows
+from citeaudit.errors import JudgeSetupError
+from citeaudit.judges.local import map_labels
 from citeaudit.metrics import Settings, score_cases
 from citeaudit.records import SourcePassage
 
@@ -85,7 +86,7 @@ def test_unmappable_labels_are_refused_clearly_and_can_be_mapped(tmp_path, model
     copy = tmp_path / "generic"
     shutil.copytree(models["onnx"], copy)
     tiny_models.relabel(copy, {0: "LABEL_0", 1: "LABEL_1", 2: "LABEL_2"})
-    with pytest.raises(ModelSetupError, match=r"cannot map the model's labels \['LABEL_0', 'LABEL_1', 'LABEL_2'\]"):
+    with pytest.raises(JudgeSetupError, match=r"cannot map the model's labels \['LABEL_0', 'LABEL_1', 'LABEL_2'\]"):
         make_judge(f"onnx:{copy}", [])
     judge = make_judge(f"onnx:{copy}::LABEL_0=full,LABEL_1=none,LABEL_2=contradicts", [])
     assert "map=LABEL_0=full,LABEL_1=none,LABEL_2=contradicts" in judge.signature
@@ -134,49 +135,19 @@ def test_token_counts_are_remembered_and_change_nothing(models):
     assert first.evidence is not None
 
 
-# ------------------------------------------------------------------------------------------
-# Windowing, with a whitespace token count
+def test_the_hf_judge_leaves_the_environment_alone(models, monkeypatch):
+    """Offline by `local_files_only`, not by setting HF_HUB_OFFLINE for the whole process."""
+    import os
 
-def words(text: str) -> int:
-    return len(text.split())
-
-
-def _p(text: str) -> SourcePassage:
-    return SourcePassage("P", "D", "v", text, 0, len(text))
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    make_judge(f"hf:{models['hf']}", [])
+    assert "HF_HUB_OFFLINE" not in os.environ
 
 
-@pytest.mark.parametrize("text, spans", [
-    ("One. Two! Three?", ["One.", "Two!", "Three?"]),
-    ("Version 3.1 ships. Dr. Smith agrees, e.g. on Fig. 2.", ["Version 3.1 ships.", "Dr. Smith agrees, e.g. on Fig. 2."]),
-    ("First one. second one!  Third?\nFourth", ["First one.", "second one!", "Third?", "Fourth"]),
-    ("He said “stop.” Then left.", ["He said “stop.”", "Then left."]),
-    ("上限为80 °C。试点持续30天！", ["上限为80 °C。", "试点持续30天！"]),
-    ("No end", ["No end"]),
-])
-def test_sentence_spans(text, spans):
-    assert [text[s:e] for s, e in sentence_spans(text)] == spans
-
-
-def test_windows_cover_every_sentence_within_budget_and_overlap():
-    text = " ".join(f"Sentence number {i} is here." for i in range(12))
-    windows = passage_windows(_p(text), words, budget=12)
-    assert len(windows) > 1 and all(words(w.text) <= 12 for w in windows)
-    assert windows[0].start == 0 and windows[-1].end == len(text)
-    covered = set()
-    for w in windows:
-        covered |= set(range(w.start, w.end))
-    assert all(i in covered for i, ch in enumerate(text) if not ch.isspace())
-    assert all(b.start < a.end for a, b in zip(windows, windows[1:]))  # consecutive windows overlap
-    assert not any(w.cut for w in windows)
-
-
-def test_an_overlong_sentence_is_cut_and_flagged():
-    text = "Short one. " + " ".join(["word"] * 30) + ". Tail."
-    windows = passage_windows(_p(text), words, budget=10)
-    assert any(w.cut for w in windows) and all(words(w.text) <= 10 for w in windows)
-
-
-def test_a_cited_set_is_read_whole_when_it_fits():
-    a, b = _p("Alpha is one."), SourcePassage("Q", "D", "v", "Beta is two.", 0, 12)
-    assert [[w.passage for w in ws] for ws in set_windows([a, b], words, 20)] == [["P", "Q"]]
-    assert [[w.passage for w in ws] for ws in set_windows([a, b], words, 3)] == [["P"], ["Q"]]
+def test_window_size_and_threads_from_the_environment(models, monkeypatch):
+    monkeypatch.setenv("CITEAUDIT_MAX_TOKENS", "64")
+    monkeypatch.setenv("CITEAUDIT_THREADS", "1")
+    assert "|max=64|" in make_judge(f"onnx:{models['onnx']}", []).signature
+    monkeypatch.setenv("CITEAUDIT_MAX_TOKENS", "many")
+    with pytest.raises(JudgeSetupError, match=r"^CITEAUDIT_MAX_TOKENS: expected a positive integer, got 'many'$"):
+        make_judge(f"onnx:{models['onnx']}", [])

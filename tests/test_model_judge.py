@@ -16,6 +16,7 @@ import pytest
 pytest.importorskip("onnxruntime")
 pytest.importorskip("tokenizers")
 
+from citeaudit.errors import JudgeSetupError  # noqa: E402
 from citeaudit.examples import load_example  # noqa: E402
 from citeaudit.judges.base import Request  # noqa: E402
 from citeaudit.judges.model import ModelJudge, make_model_judge, shipped_model_dir  # noqa: E402
@@ -43,6 +44,12 @@ def plain() -> ModelJudge:
     return make_model_judge("guard=off,threads=2")
 
 
+@pytest.fixture(scope="module")
+def own_chinese() -> ModelJudge:
+    """The model judges Chinese itself instead of handing it to the embedding judge."""
+    return make_model_judge("zh=model,threads=2")
+
+
 def test_shipped_model_dir_holds_only_what_ships():
     d = shipped_model_dir()
     names = {p.name for p in d.iterdir()}
@@ -64,16 +71,17 @@ def test_loads_without_torch():
             "assert 'torch' not in sys.modules, 'torch was imported'")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["full"]  # it did judge, not only load
 
 
-def test_options_and_signature(judge, plain):
+def test_options_and_signature(judge, plain, own_chinese):
     assert "guard=on" in judge.signature and "guard=off" in plain.signature
     assert "#" in judge.signature  # the model-file hash from CrossEncoderJudge
     h = judge.signature.split("#", 1)[1][:12]
     assert len(h) == 12 and all(c in "0123456789abcdef" for c in h)
     assert "zh=embedding" in judge.signature
-    assert "zh=model" in make_model_judge("zh=model").signature
-    with pytest.raises(Exception):
+    assert "zh=model" in own_chinese.signature
+    with pytest.raises(JudgeSetupError, match="guard=maybe"):
         make_model_judge("guard=maybe")
 
 
@@ -93,12 +101,12 @@ def test_eco_seed_pair_needs_the_guard(judge, plain):
     claim = "Eco reduces annual energy by 15%."
     guarded = judge.judge(claim, [passage("D3", d3)])
     assert guarded.label != "full"
-    alone = plain.judge(claim, [passage("D3", d3)])
-    if alone.label == "full":  # the model alone is fooled by the shared topic and number
-        assert "qualifier guard" in guarded.explanation and "energy" in guarded.explanation
+    # measured: the model alone is fooled by the shared topic and number (p(full) 0.49); the guard stops it
+    assert plain.judge(claim, [passage("D3", d3)]).label == "full"
+    assert "qualifier guard" in guarded.explanation and "energy" in guarded.explanation
     # the claim D3 does support stays full (the guard must not fire on it)
     ok = judge.judge("It reported reduced downtime of 15%.", [passage("D3", d3)])
-    assert "qualifier guard" not in (ok.explanation or "")
+    assert ok.label == "full" and "qualifier guard" not in (ok.explanation or "")
 
 
 def test_batch_equals_single(judge):
@@ -141,30 +149,31 @@ def test_long_passage_is_windowed(judge):
 
 
 @pytest.mark.xfail(reason="known weakness, measured: in a 256-token window one supporting sentence among "
-                          "filler is diluted and a filler window scores a higher p(full)", strict=False)
+                          "filler is diluted and a filler window scores a higher p(full)", strict=True)
 def test_long_passage_support_is_found(judge):
     text = long_handbook()
     j = judge.judge("Standard items may be returned within 30 days of delivery.", [passage("H", text)])
     assert j.label == "full" and SUPPORT in text[j.evidence.start:j.evidence.end]
 
 
-def test_chinese_is_routed_and_says_so(judge):
+def test_chinese_is_routed_and_says_so(judge, own_chinese):
     z3 = sources("p7_archive_zh.json")["D3"]
     j = judge.judge("Eco将年度能耗降低15%。", [passage("D3", z3)])
     assert "embedding judge" in j.explanation
     assert j.label != "full"
-    own = make_model_judge("zh=model").judge("Eco将年度能耗降低15%。", [passage("D3", z3)])
+    own = own_chinese.judge("Eco将年度能耗降低15%。", [passage("D3", z3)])
     assert "not validated for Chinese" in own.explanation
 
 
 @pytest.mark.slow
 def test_validation_sample_balanced_accuracy(judge):
-    from citeaudit.validation import load_rows, validate_judge
+    from citeaudit.labelled import load_rows
+    from citeaudit.validation import validate_judge
 
     rows = load_rows(FIXTURES / "judge_validation_sample.jsonl")
     result = validate_judge(rows, judge, resamples=200)
-    en = result["by_lang"]["en"]["balanced_accuracy"]
-    print("validation sample BAcc", result["balanced_accuracy"], "en", en)
-    # measured (docs/model-judge.md): 0.717 overall, 0.695 English, 0.802 Chinese (embedding route)
-    assert result["balanced_accuracy"] > 0.6
-    assert en > 0.6
+    by_lang = {lang: figures["balanced_accuracy"] for lang, figures in result["by_lang"].items()}
+    # measured with the calibrated judge: 0.770 overall, 0.754 English, 0.802 Chinese (embedding route);
+    # the margins leave room for int8 kernels that differ between CPUs, not for a judge that got worse
+    assert result["balanced_accuracy"] > 0.74, (result["balanced_accuracy"], by_lang)
+    assert by_lang["en"] > 0.72 and by_lang["zh"] > 0.77, by_lang

@@ -8,14 +8,13 @@ import time
 
 import pytest
 
-from citeaudit import judges as judges_module
 from citeaudit.cli import main
-from citeaudit.errors import JudgeError
+from citeaudit.errors import JudgeError, JudgeSetupError
 from citeaudit.examples import load_example
 from citeaudit.judges import Judgments, JudgmentStore, Request, judgment_key
 from citeaudit.judges import remote
 from citeaudit.judges.remote import (
-    PROMPTS, BatchJudgeError, OpenAIJudge, Prompt, RemoteJudgeConfigError, locate_quote,
+    PROMPTS, BatchJudgeError, OpenAIJudge, Prompt, locate_quote,
 )
 from citeaudit.metrics import plan_requests, score_cases
 from citeaudit.records import Evidence, SourcePassage
@@ -281,13 +280,13 @@ def test_responses_without_usage_are_counted_as_unpriced(stub):
 
 
 def test_bad_configuration_is_refused():
-    with pytest.raises(RemoteJudgeConfigError, match="price_per_1k_tokens"):
+    with pytest.raises(JudgeSetupError, match="price_per_1k_tokens"):
         OpenAIJudge("m", base_url="http://localhost:1/v1", max_cost=1)
-    with pytest.raises(RemoteJudgeConfigError, match="unknown prompt version '9'"):
+    with pytest.raises(JudgeSetupError, match="unknown prompt version '9'"):
         OpenAIJudge("m", base_url="http://localhost:1/v1", prompt_version="9")
-    with pytest.raises(RemoteJudgeConfigError, match="model name"):
+    with pytest.raises(JudgeSetupError, match="model name"):
         OpenAIJudge("", base_url="http://localhost:1/v1")
-    with pytest.raises(RemoteJudgeConfigError, match="not an http"):
+    with pytest.raises(JudgeSetupError, match="not an http"):
         OpenAIJudge("m", base_url="localhost:8000")
 
 
@@ -319,8 +318,13 @@ def test_base_url_and_options_from_the_environment(monkeypatch):
     assert (judge.host, judge.concurrency, judge.max_requests, judge.timeout) == ("preferred:2", 7, 11, 4.5)
     assert judge.signature.startswith("openai:llama3.1:8b@1#")
     monkeypatch.setenv("CITEAUDIT_OPENAI_CONCURRENCY", "many")
-    with pytest.raises(RemoteJudgeConfigError, match="CITEAUDIT_OPENAI_CONCURRENCY='many'"):
+    with pytest.raises(JudgeSetupError, match="CITEAUDIT_OPENAI_CONCURRENCY: expected a positive integer, got 'many'"):
         remote.judge_from_env("m")
+    monkeypatch.setenv("CITEAUDIT_OPENAI_CONCURRENCY", "0")
+    with pytest.raises(JudgeSetupError, match="CITEAUDIT_OPENAI_CONCURRENCY: expected a positive integer, got '0'"):
+        remote.judge_from_env("m")
+    monkeypatch.setenv("CITEAUDIT_OPENAI_CONCURRENCY", "")  # empty: unset, the default
+    assert remote.judge_from_env("m").concurrency == 4
     monkeypatch.delenv("CITEAUDIT_OPENAI_BASE_URL")
     monkeypatch.delenv("OPENAI_BASE_URL")
     monkeypatch.delenv("CITEAUDIT_OPENAI_CONCURRENCY")
@@ -355,19 +359,7 @@ def test_fill_with_judge_batch_then_score_from_the_store(stub, tmp_path):
     assert stub.count == len(requests)
 
 
-@pytest.fixture
-def registered():
-    """`openai` in the registry for one test, then the registry as it was."""
-    registry = judges_module._REGISTRY
-    saved = dict(registry)
-    remote.register()
-    yield
-    registry.clear()
-    registry.update(saved)
-
-
-def test_cli_score_twice_with_a_store_sends_nothing_the_second_time(stub, tmp_path, runner, monkeypatch,
-                                                                     registered):
+def test_cli_score_twice_with_a_store_sends_nothing_the_second_time(stub, tmp_path, runner, monkeypatch):
     monkeypatch.setenv("CITEAUDIT_OPENAI_BASE_URL", stub.url)
     result = runner.invoke(main, ["examples", "--write", str(tmp_path / "cases")])
     assert result.exit_code == 0, result.output
@@ -385,15 +377,16 @@ def test_cli_score_twice_with_a_store_sends_nothing_the_second_time(stub, tmp_pa
     assert replay.exit_code == 0 and stub.count == sent
 
 
-def test_cli_judge_error_exits_3(stub, tmp_path, runner, monkeypatch, registered):
+def test_cli_judge_error_exits_3(stub, tmp_path, runner, monkeypatch):
     monkeypatch.setenv("CITEAUDIT_OPENAI_BASE_URL", stub.url)
     runner.invoke(main, ["examples", "--write", str(tmp_path / "cases")])
     stub.push("401")
     result = runner.invoke(main, ["score", str(tmp_path / "cases" / "returns_desk.json"),
                                   "--judge", "openai:stub-model"])
-    # score judges in concurrent batches: only the requests already in flight (at most the
-    # concurrency limit, 4) go out before the 401 stops the rest.
-    assert result.exit_code == 3 and "HTTP 401" in result.output and 1 <= stub.count <= 4
+    # score judges in concurrent batches (concurrency 4): the requests in flight when the 401
+    # arrives, and at most one more per other worker that finished before the abort was set,
+    # go out; the rest of the 18 pairs are never sent.
+    assert result.exit_code == 3 and "HTTP 401" in result.output and 1 <= stub.count <= 2 * 4
     assert "openai" in runner.invoke(main, ["judges"]).output
 
 

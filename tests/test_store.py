@@ -78,21 +78,38 @@ def test_replay_reads_only_the_store_and_stops_on_a_missing_judgment(tmp_path):
         score_cases(cases, Judgments(RecordedJudge(store, "other@1")))
 
 
+class BatchSetJudge(SetJudge):
+    """A SetJudge that also judges in batches and remembers their sizes."""
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.batches: list[int] = []
+
+    def judge_batch(self, requests):
+        self.batches.append(len(requests))
+        return [self.judge(r.text, r.passages) for r in requests]
+
+
 def test_fill_judges_every_planned_pair_once_in_batches(tmp_path):
     cases = load(CASE)
     requests = plan_requests(cases)
     # a: set, 2 alone, 2 without (= alone) -> 3; b: 1; c: set, 3 alone, 3 without -> 7
     assert len(requests) == 11
     store = JudgmentStore(tmp_path / "j.db")
-    judge = SetJudge(SUP)
+    judge = BatchSetJudge(SUP)
     assert Judgments(judge, store).fill(requests, batch_size=4) == 11
-    assert Judgments(SetJudge(SUP), store).fill(requests) == 0
-    score_cases(cases, Judgments(RecordedJudge(store, judge.signature)), Settings())
+    assert judge.batches == [4, 4, 3]
+    assert len(judge.calls) == len(set(judge.calls)) == 11
+    again = BatchSetJudge(SUP)
+    assert Judgments(again, store).fill(requests) == 0 and again.batches == [] and again.calls == []
+    # the store alone now scores the cases as a live judge does
+    replayed = score_cases(cases, Judgments(RecordedJudge(store, judge.signature)), Settings())
+    live = score_cases(cases, Judgments(SetJudge(SUP)), Settings())
+    assert str(replayed.summary()) == str(live.summary())
 
 
 def test_cli_prepare_then_replay(runner, tmp_path):
-    cases = tmp_path / "cases.json"
-    runner.invoke(main, ["examples", "--write", str(tmp_path)])
+    assert runner.invoke(main, ["examples", "--write", str(tmp_path)]).exit_code == 0
     cases = tmp_path / "returns_desk.json"
     db = tmp_path / "j.db"
     result = runner.invoke(main, ["prepare", str(cases), "--store", str(db), "--list", str(tmp_path / "l.jsonl")])

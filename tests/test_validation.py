@@ -1,4 +1,5 @@
-"""Validation metrics on hand-computed tables, DATA loading errors, grouping and the predictions file."""
+"""Validation metrics on hand-computed tables, DATA loading errors, grouping and the predictions file,
+the data readers and where the data folder is found."""
 
 from __future__ import annotations
 
@@ -6,21 +7,12 @@ import json
 
 import pytest
 
-from citeaudit.errors import InputError
+from citeaudit.errors import InputError, TrainingError
+from citeaudit.labelled import load_rows, parse_rows
 from citeaudit.records import Judgment
-from citeaudit.validation import (
-    balanced_accuracy,
-    best_threshold,
-    bootstrap_interval,
-    cohen_kappa,
-    confusion,
-    evaluate,
-    load_rows,
-    metrics,
-    parse_rows,
-    roc_auc,
-    validate_judge,
-)
+from citeaudit.stats import (balanced_accuracy, best_threshold, bootstrap_interval, cohen_kappa, confusion, metrics,
+                             roc_auc)
+from citeaudit.validation import evaluate, validate_judge
 
 T, F = True, False
 
@@ -62,7 +54,7 @@ def test_kappa_hand_computed():
 def test_kappa_degenerate():
     assert cohen_kappa([], []) is None
     assert cohen_kappa(["none"] * 3, ["none"] * 3) == 1.0
-    # gold all one label, pred differs: pe = po-expectation, kappa 0
+    # gold all `none`, pred half `none`: po = .5 and pe = 1 x .5 = .5, so kappa 0
     assert cohen_kappa(["none"] * 4, ["none", "none", "full", "full"]) == pytest.approx(0.0)
 
 
@@ -88,11 +80,25 @@ def test_bootstrap_interval_contains_point_and_is_reproducible():
     assert bootstrap_interval(lambda ix: 1.0, 0) is None
 
 
+def test_bootstrap_interval_of_a_mean_has_the_textbook_width():
+    import numpy as np
+
+    # the mean of 400 fair coin flips: standard error .025, so a 95 % interval of about .5 +- .049
+    values = np.array([0.0, 1.0] * 200)
+    lo, hi = bootstrap_interval(lambda ix: float(values[ix].mean()), len(values), resamples=2000, seed=3)
+    assert lo == pytest.approx(0.451, abs=0.012) and hi == pytest.approx(0.549, abs=0.012)
+    assert bootstrap_interval(lambda ix: None, 10) is None  # never defined: no interval
+
+
 def test_metrics_have_intervals_and_none_auc_without_scores():
     gold = ["full", "none", "partial", "full", "none", "contradicts"] * 5
     pred = ["full", "none", "none", "none", "full", "none"] * 5
     m = metrics(gold, pred, [None] * len(gold), resamples=200)
     assert m["n"] == 30 and m["n_full"] == 10
+    # full: 1 of 2 found per six rows (.5); the rest: 3 of 4 kept from full (.75)
+    assert m["balanced_accuracy"] == pytest.approx(0.625)
+    assert m["kappa"] == pytest.approx(cohen_kappa(gold, pred))
+    assert m["confusion"] == confusion(gold, pred)
     assert m["auc"] is None and m["auc_ci"] is None
     lo, hi = m["balanced_accuracy_ci"]
     assert lo <= m["balanced_accuracy"] <= hi
@@ -103,6 +109,9 @@ def test_metrics_have_intervals_and_none_auc_without_scores():
 def test_best_threshold():
     t, b = best_threshold([T, T, F, F], [0.9, 0.8, 0.5, 0.1])
     assert 0.5 < t < 0.8 and b == 1.0
+    # no threshold separates them: .3 keeps both positives and one negative (BAcc .75), the best there is
+    t, b = best_threshold([T, F, T, F], [0.9, 0.8, 0.4, 0.2])
+    assert t == pytest.approx(0.3) and b == pytest.approx(0.75)
     assert best_threshold([T, T], [0.1, 0.2]) is None
 
 
@@ -143,6 +152,49 @@ def test_missing_file_and_empty_file(tmp_path):
     (tmp_path / "empty.jsonl").write_text("\n")
     with pytest.raises(InputError, match="no rows"):
         load_rows(tmp_path / "empty.jsonl")
+
+
+def test_row_shape_errors_are_located(tmp_path):
+    path = tmp_path / "data.jsonl"
+    lines = [
+        "[1, 2]",
+        json.dumps({**_row(2), "passages": []}),
+        json.dumps({**_row(3), "passages": ["text only"]}),
+        json.dumps({**_row(4), "passages": [{"id": "p1", "text": "a"}, {"id": "p1", "text": "b"}]}),
+        json.dumps({**_row(5), "passages": [{"id": "p1", "text": "a", "url": "x"}]}),
+        json.dumps({**_row(6), "source": 3, "lang": None}),
+        json.dumps({k: v for k, v in _row(7).items() if k != "label"}),
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError) as err:
+        load_rows(path)
+    assert [str(p) for p in err.value.problems] == [
+        f"{path}:1: a row must be a JSON object, got list",
+        f"{path}:2: passages: missing or not a non-empty list",
+        f"{path}:3: passages[0]: must be an object with 'id' and 'text'",
+        f"{path}:4: passages: duplicate passage id 'p1' (passages[0] and passages[1])",
+        f"{path}:5: passages[0].url: unknown field (expected id, text)",
+        f"{path}:6: source: must be a string",
+        f"{path}:7: label: must be one of full, partial, none, contradicts, got None",
+    ]
+
+
+def test_nan_and_infinity_are_not_json():
+    for constant in ("NaN", "Infinity", "-Infinity"):
+        line = json.dumps(_row(1))[:-1] + f', "score": {constant}}}'
+        with pytest.raises(InputError) as err:
+            parse_rows([line], "d.jsonl")
+        assert str(err.value) == f"d.jsonl:1: score: not valid JSON: {constant} is not allowed (JSON has no NaN or Infinity)"
+
+
+def test_lines_split_on_newline_only(tmp_path):
+    # U+2028 and U+0085 are line breaks to str.splitlines, but JSON strings may hold them raw
+    path = tmp_path / "data.jsonl"
+    path.write_text(json.dumps(_row(1, text="one\u2028two\x85three"), ensure_ascii=False) + "\r\n"
+                    + json.dumps(_row(2)) + "\n", encoding="utf-8")
+    rows = load_rows(path)
+    assert [r.id for r in rows] == ["r1", "r2"] and [r.line for r in rows] == [1, 2]
+    assert rows[0].passages[0].text == "one\u2028two\x85three"
 
 
 def test_source_and_lang_are_optional():
@@ -186,6 +238,8 @@ def test_validate_judge_groups_by_source_and_lang_and_writes_predictions(tmp_pat
     assert b["confusion"]["partial"]["full"] == 1 and b["balanced_accuracy"] == pytest.approx(0.75)
     assert result["confusion"]["full"]["none"] == 1
     assert result["auc"] is not None
+    # yes -> .9, no -> .1: at .5, full rows 2 of 3 found and the rest 2 of 3 kept; at any lower, BAcc .5
+    assert result["best_threshold"] == {"threshold": pytest.approx(0.5), "balanced_accuracy": pytest.approx(2 / 3)}
     preds = [json.loads(line) for line in out.read_text().splitlines()]
     assert [p["id"] for p in preds] == [f"r{i}" for i in range(1, 7)]
     assert preds[0] == {**preds[0], "gold": "full", "label": "full", "score": 0.9, "source": "a", "lang": "en"}
@@ -280,3 +334,62 @@ def test_readers_map_labels_and_drop_duplicates(tmp_path):
     (row,) = read_citecheck(cc)
     assert row["label"] == "none" and row["lang"] == "zh"
     assert [p["id"] for p in row["passages"]] == ["[1]", "[2]"]
+
+
+# --- where the data folder is found ---------------------------------------------------------------------
+
+def test_data_dir_is_found_above_the_current_folder(tmp_path, monkeypatch):
+    from citeaudit.training.data import find_data_dir
+
+    monkeypatch.delenv("CITEAUDIT_DATA_DIR", raising=False)
+    (tmp_path / "shared" / "data").mkdir(parents=True)
+    checkout = tmp_path / "main" / "src"
+    checkout.mkdir(parents=True)
+    monkeypatch.chdir(checkout)  # like a checkout at /work/main with the data at /work/shared/data
+    assert find_data_dir() == (tmp_path / "shared" / "data").resolve()
+    (tmp_path / "main" / "shared" / "data").mkdir(parents=True)
+    assert find_data_dir() == (tmp_path / "main" / "shared" / "data").resolve()  # the nearest wins
+
+
+def test_the_environment_names_the_data_dir(tmp_path, monkeypatch):
+    from citeaudit.training.data import find_data_dir, load_all
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CITEAUDIT_DATA_DIR", str(tmp_path / "mine"))
+    with pytest.raises(TrainingError, match="CITEAUDIT_DATA_DIR=.*mine: no such folder"):
+        find_data_dir()
+    (tmp_path / "mine").mkdir()
+    assert find_data_dir() == tmp_path / "mine"
+    # looked up when data is read, not at import: the readers look in the folder named now
+    with pytest.raises(FileNotFoundError, match="mine"):
+        load_all()
+
+
+def test_no_data_dir_says_how_to_give_one(tmp_path, monkeypatch, runner):
+    from citeaudit.cli import main
+    from citeaudit.training.data import find_data_dir
+
+    monkeypatch.delenv("CITEAUDIT_DATA_DIR", raising=False)
+    monkeypatch.chdir(tmp_path)
+    if any((folder / "shared" / "data").is_dir() for folder in (tmp_path, *tmp_path.parents)):
+        pytest.fail(f"a shared/data above {tmp_path} would be found")
+    with pytest.raises(TrainingError, match="pass --data-dir or set CITEAUDIT_DATA_DIR"):
+        find_data_dir()
+    res = runner.invoke(main, ["judge-data", "export", str(tmp_path / "out")])
+    assert res.exit_code == 2 and "pass --data-dir or set CITEAUDIT_DATA_DIR" in res.output
+
+
+@pytest.mark.parametrize("line, path, message", [
+    ('{"id": "r1", "id": "r2", "claim": "c", "passages": [{"id": "p", "text": "t"}], "label": "full"}',
+     "id", "duplicate key 'id'"),
+    ('{"id": "r1", "claim": "c", "passages": [{"id": "p", "text": "t"}], "label": "full", "source": 1' + "0" * 5000 + "}",
+     "source", "integer of 5001 digits is too long"),
+    ('{"id": "r1", "claim": "c", "passages": [{"id": "p", "text": "t"}], "label": "full", "source": 1e999}',
+     "source", "number 1e999 is too large"),
+    ("[" * 100000 + "]" * 100000, "", "nested too deeply"),
+])
+def test_rows_are_read_as_strictly_as_case_files(line, path, message):
+    with pytest.raises(InputError) as err:
+        parse_rows([line], "d.jsonl")
+    [problem] = err.value.problems
+    assert (problem.line, problem.path) == (1, path) and message in problem.message

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 import click
 
 from ._version import __version__
-from .errors import CiteauditError, InputError
+from .errors import CiteauditError, InputError, JudgeError
 
 FORMATS = click.Choice(["text", "json", "markdown"])
 
@@ -108,9 +108,12 @@ def score(cases, judge_name, store, replay, ks, alce_zero_precision, fmt, out):
     if out:
         from .runlog import build_runlog, write_runlog
 
-        write_runlog(out, build_runlog(report, judgments, inputs=list(cases)))
+        log = build_runlog(report, judgments, inputs=list(cases))
+        write_runlog(out, log)
         click.echo(f"run log written to {out}", err=True)
-    _emit(report, fmt)
+        _emit(log.results, log.signature, fmt)
+    else:
+        _emit_report(report, fmt)
 
 
 @contextmanager
@@ -132,17 +135,30 @@ def _progress(total: int, what: str):
         yield lambda n: bar.advance(task, n)
 
 
-def _emit(report, fmt: str) -> None:
-    from .report.render import print_text, to_json, to_markdown
+def _emit_report(report, fmt: str) -> None:
+    from .report.results import results_of
+
+    _emit(results_of(report), report.run_signature, fmt)
+
+
+def _emit(results, signature, fmt: str, diagnosis=None) -> None:
+    """Print a run's results (and its diagnosis, when given) as JSON, Markdown or a terminal table."""
+    from .report.render import diagnosis_markdown, print_text, to_markdown
 
     if fmt == "json":
-        click.echo(json.dumps(to_json(report), ensure_ascii=False, indent=2))
+        data = results.model_dump(mode="json")
+        if diagnosis is not None:
+            data["diagnosis"] = {k: [f.model_dump(mode="json") for f in v] for k, v in diagnosis.items()}
+        click.echo(json.dumps(data, ensure_ascii=False, indent=2))
     elif fmt == "markdown":
-        click.echo(to_markdown(report), nl=False)
+        text = to_markdown(results, signature)
+        click.echo(text + ("\n" + diagnosis_markdown(diagnosis) if diagnosis is not None else ""), nl=False)
     else:
         from rich.console import Console
 
-        print_text(report, Console(soft_wrap=False))
+        print_text(results, signature, Console(soft_wrap=False))
+        if diagnosis is not None:
+            click.echo(diagnosis_markdown(diagnosis), nl=False)
 
 
 @main.command()
@@ -231,10 +247,11 @@ def rescore(run, fmt, alce_zero_precision):
     from .runlog import read_runlog, rescore as recompute
 
     log = read_runlog(run)
-    report, _ = recompute(log)
+    settings = log.settings.to_settings()
     if alce_zero_precision:
-        report, _ = recompute(log, replace(report.settings, no_citation_precision="zero"))
-    _emit(report, fmt)
+        settings = replace(settings, no_citation_precision="zero")
+    report, _ = recompute(log, settings)
+    _emit_report(report, fmt)
 
 
 @main.command()
@@ -244,7 +261,8 @@ def rescore(run, fmt, alce_zero_precision):
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="write to this file (default: stdout)")
 def report(run, fmt, output):
     """Render a run log: a self-contained HTML page (opens offline), Markdown, JSON or a terminal table.
-    Each format shows the per-answer tables, the claims beside their cited spans, and the diagnosis."""
+    Each format shows the per-answer tables, the claims beside their cited spans, and the diagnosis.
+    Every format reads the log only: nothing is scored again."""
     from .runlog import read_runlog
 
     log = read_runlog(run)
@@ -252,20 +270,18 @@ def report(run, fmt, output):
         from .report.html import render_html
 
         text = render_html(log)
-    elif fmt == "json":
-        text = json.dumps({**log.results, "diagnosis": log.diagnosis}, ensure_ascii=False, indent=2)
+    elif fmt == "text" and not output:
+        _emit(log.results, log.signature, "text", log.diagnosis)
+        return
     else:
-        from .report.render import diagnosis_markdown
-        from .runlog import rescore as recompute
+        from .report.render import diagnosis_markdown, to_markdown
 
-        rep, _ = recompute(log)
-        if fmt == "text" and not output:
-            _emit(rep, "text")
-            click.echo(diagnosis_markdown(log.diagnosis), nl=False)
-            return
-        from .report.render import to_markdown
-
-        text = to_markdown(rep) + "\n" + diagnosis_markdown(log.diagnosis)
+        if fmt == "json":
+            text = json.dumps({**log.results.model_dump(mode="json"),
+                               "diagnosis": {k: [f.model_dump() for f in v] for k, v in log.diagnosis.items()}},
+                              ensure_ascii=False, indent=2)
+        else:  # markdown, and text written to a file
+            text = to_markdown(log.results, log.signature) + "\n" + diagnosis_markdown(log.diagnosis)
     if output:
         with open(output, "w", encoding="utf-8") as fh:
             fh.write(text)
@@ -280,21 +296,24 @@ def report(run, fmt, output):
 @click.option("--a-system", help="compare this system of RUN_A (default: all its answers)")
 @click.option("--b-system", help="compare this system of RUN_B (default: all its answers)")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def compare(run_a, run_b, a_system, b_system, fmt):
+@click.option("--allow-mismatch", is_flag=True,
+              help="compare even when the runs' judges or conventions differ (the differences are printed)")
+def compare(run_a, run_b, a_system, b_system, fmt, allow_mismatch):
     """Two runs (or two systems of one run) side by side: each measure with raw counts, a plain
-    reading of support and coverage, and the claims whose judgments differ."""
+    reading of support and coverage, and the claims whose judgments differ.
+
+    Runs scored with different judges, parsers or conventions are refused (exit 2): their figures
+    differ for reasons other than the systems. --allow-mismatch compares them anyway, with a warning."""
     from .compare import compare as do_compare, format_comparison
     from .runlog import read_runlog
 
-    try:
-        result = do_compare(read_runlog(run_a), read_runlog(run_b), a_system, b_system,
-                            a_system or "A", b_system or "B")
-    except (KeyError, ValueError) as err:
-        raise click.UsageError(str(err).strip("'\"")) from None
+    result = do_compare(read_runlog(run_a), read_runlog(run_b), a_system, b_system,
+                        a_system or "A", b_system or "B", allow_mismatch=allow_mismatch)
     if fmt == "json":
         click.echo(json.dumps({
             "a": result.name_a, "b": result.name_b,
-            "measures": {m: {"a": a, "b": b} for m, a, b in result.rows},
+            "signature_mismatches": [{"field": f, "a": a, "b": b} for f, a, b in result.mismatches],
+            "measures": {m: {"a": a.model_dump(), "b": b.model_dump()} for m, a, b in result.rows},
             "reading": result.reading,
             "claims": [d.__dict__ for d in result.claims],
         }, ensure_ascii=False, indent=2))
@@ -331,8 +350,9 @@ def review(run, sources, rejudge, judge_name, fmt):
         } for ch in changes], ensure_ascii=False, indent=2))
     else:
         click.echo(format_review(changes))
-    if any(c.rejudge_error for ch in changes for c in ch.claims):
-        raise SystemExit(3)
+    failed = [c for ch in changes for c in ch.claims if c.rejudge_error]
+    if failed:
+        raise JudgeError(f"{len(failed)} affected claim(s) could not be judged again (listed above)")
 
 
 def _is_case_file(path: str) -> bool:
@@ -370,13 +390,12 @@ def desk_session(inputs, judge_name: str | None = None, store: str | None = None
         cases = [rc.case for name in EXAMPLE_FILES for rc in load_example(name)]
         return DeskSession(cases, judge_name or "curated", store, source="built-in examples")
     if len(inputs) == 1 and _is_run_log(inputs[0]):
-        from .metrics import Settings
         from .runlog import read_runlog, replay_judgments, resolved_cases
 
         log = read_runlog(inputs[0])
-        settings = Settings(ks=tuple(log.settings["ks"]), no_citation_precision=log.settings["no_citation_precision"])
         judge = None if judge_name else replay_judgments(log, resolved_cases(log)).judge
-        return DeskSession(log.cases, judge_name or "curated", store, settings, source=inputs[0], judge=judge)
+        return DeskSession(log.cases, judge_name or "curated", store, log.settings.to_settings(), source=inputs[0],
+                           judge=judge)
     cases = [rc.case for rc in _load(inputs)]
     return DeskSession(cases, judge_name or "curated", store, source=", ".join(inputs))
 
@@ -409,9 +428,8 @@ def judges():
 
 def _attach_judge_commands() -> None:
     from .cli_judges import commands
-    from .training.train import train_judge_cmd
 
-    for command in (*commands, train_judge_cmd):
+    for command in commands:
         main.add_command(command)
 
 

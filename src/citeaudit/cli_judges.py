@@ -3,17 +3,24 @@
     citeaudit validate-judge DATA.jsonl --judge embedding:0.85 [--predictions OUT.jsonl] [--format text|json]
     citeaudit judge-data export OUT_DIR [--data-dir DIR] [--train]
     citeaudit calibrate-judge DATA.jsonl [--model DIR] [--exclude-source S] [--dry-run]
+    citeaudit train-judge OUT_DIR [--leave-out S] [--steps N] [--time-budget MIN] [--resume] ...
+
+Each command only reads its options, calls the library (validation.py, training/) and prints; the
+library raises citeaudit's errors, which the main group turns into messages and exit codes.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
 
 from .records import LABELS
+from .training.config import DEFAULT_WORK_DIR
+from .training.data import LABEL_MAPPING
 
 
 def _fmt(value: float | None, ci: tuple[float, float] | None) -> str:
@@ -56,7 +63,8 @@ def render_text(result: dict[str, Any]) -> str:
 def validate_judge_cmd(data, judge_name, predictions, fmt, resamples, seed):
     """Measure a judge on human-labelled DATA rows (JSONL: id, claim, passages, label, source, lang)."""
     from .judges import make_judge
-    from .validation import load_rows, validate_judge
+    from .labelled import load_rows
+    from .validation import validate_judge
 
     rows = load_rows(data)
     judge = make_judge(judge_name, [])
@@ -87,13 +95,14 @@ def judge_data_cmd():
 @judge_data_cmd.command("export")
 @click.argument("out_dir", type=click.Path(file_okay=False))
 @click.option("--data-dir", type=click.Path(file_okay=False, exists=True), default=None,
-              help="folder of the public sets (default: shared/data beside the project, or $CITEAUDIT_DATA_DIR)")
+              help="folder of the public sets (default: $CITEAUDIT_DATA_DIR, else the first shared/data "
+                   "in the current folder or one above it)")
 @click.option("--train", "include_train", is_flag=True, help="also write train.jsonl")
 def export_cmd(out_dir, data_dir, include_train):
     """Write the dev and test splits (split by claim: no claim in two splits) as DATA rows."""
-    from .training.data import DEFAULT_DATA_DIR, export_validation_sets
+    from .training.data import export_validation_sets
 
-    counts = export_validation_sets(out_dir, data_dir or DEFAULT_DATA_DIR, include_train=include_train)
+    counts = export_validation_sets(out_dir, data_dir, include_train=include_train)
     for name, n in counts.items():
         click.echo(f"{out_dir}/{name}.jsonl: {n} rows")
 
@@ -107,21 +116,19 @@ def export_cmd(out_dir, data_dir, include_train):
 def calibrate_judge_cmd(data, model_dir, exclude_source, dry_run):
     """Fit the model judge's calibration (p(full) and claim-word recall -> full or not) on labelled DATA
     rows and write it as calibration.json into the model directory. Fit on dev rows, never test rows."""
-    from pathlib import Path
-
-    from .errors import JudgeSetupError
-    from .judges.calibration import fit_model_calibration
+    from .errors import TrainingError
     from .judges.model import shipped_model_dir
+    from .labelled import load_rows
     from .records import file_sha256
-    from .validation import load_rows
+    from .training.calibrate import fit_model_calibration
 
     rows = load_rows(data)
     target = Path(model_dir) if model_dir else shipped_model_dir()
     try:
         fitted, summary = fit_model_calibration(
             target, rows, exclude_source, described_as=f"{Path(data).name} sha256:{file_sha256(data)[:12]}")
-    except ValueError as exc:
-        raise JudgeSetupError(f"{data}: {exc}") from exc
+    except TrainingError as exc:  # name the file the rows came from
+        raise TrainingError(f"{data}: {exc}") from exc
     click.echo(json.dumps(summary, indent=1))
     if dry_run:
         click.echo("dry run: nothing written", err=True)
@@ -133,4 +140,34 @@ def calibrate_judge_cmd(data, model_dir, exclude_source, dry_run):
             click.echo(f"recorded the calibration in {target / 'model_card.json'} and MODEL_CARD.md", err=True)
 
 
-commands = [validate_judge_cmd, judge_data_cmd, calibrate_judge_cmd]
+@click.command("train-judge")
+@click.argument("out_dir", type=click.Path(file_okay=False))
+@click.option("--extra-labels", type=click.Path(exists=True, dir_okay=False),
+              help="a JSONL of reviewed rows (the validate-judge format) to add to the training data")
+@click.option("--leave-out", type=click.Choice(sorted(LABEL_MAPPING)), help="drop one source from training")
+@click.option("--time-budget", type=float, help="stop training after this many minutes")
+@click.option("--steps", type=int, default=3000, show_default=True)
+@click.option("--resume", is_flag=True, help="continue from the checkpoint in the work dir")
+@click.option("--data-dir", type=click.Path(exists=True, file_okay=False), help="the shared data folder")
+@click.option("--work-dir", type=click.Path(file_okay=False), default=str(DEFAULT_WORK_DIR), show_default=True,
+              help="checkpoints and the full-precision model (keep it outside the repository)")
+@click.option("--seed", type=int, default=0, show_default=True)
+def train_judge_cmd(out_dir, extra_labels, leave_out, time_budget, steps, resume, data_dir, work_dir, seed):
+    """Fine-tune the model judge, export it as int8 ONNX into OUT_DIR (with a model card), then fit its
+    calibration on the dev split (without the left-out source)."""
+    from .training.calibrate import calibrate_on_dev
+    from .training.export import export_judge
+    from .training.train import train_judge
+
+    hf_dir = Path(work_dir) / "final"
+    record = train_judge(hf_dir, data_dir=data_dir, extra_labels=extra_labels, leave_out=leave_out, steps=steps,
+                         seed=seed, time_budget_s=time_budget * 60 if time_budget else None, work_dir=work_dir,
+                         resume=resume, log=click.echo)
+    result = export_judge(hf_dir, out_dir, work_dir=work_dir, data_dir=data_dir, record=record, log=click.echo)
+    click.echo(json.dumps(result.get("int8_vs_fp32"), indent=1))
+    path, summary = calibrate_on_dev(out_dir, data_dir, leave_out)
+    click.echo(f"calibration fitted on {summary['rows']} dev rows ({', '.join(summary['sources'])}): "
+               f"{json.dumps(summary['in_sample_balanced_accuracy'])}; written to {path} and the model card")
+
+
+commands = [validate_judge_cmd, judge_data_cmd, calibrate_judge_cmd, train_judge_cmd]

@@ -107,10 +107,3 @@ def diagnose(rc: ResolvedCase, result: AnswerResult, k: int | None = None) -> li
             cause = "abstained" if fact.id in abstained else "not_retrieved" if missing else "omitted"
         findings.append(Finding("fact", fact.id, fact.text, cause))
     return findings
-
-
-def group_by_area(findings: list[Finding]) -> dict[str, list[Finding]]:
-    groups: dict[str, list[Finding]] = {}
-    for f in findings:
-        groups.setdefault(f.area, []).append(f)
-    return groups

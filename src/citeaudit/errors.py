@@ -10,13 +10,16 @@ Exit codes used by the command line:
     CiteauditError
     ├── InputError            bad input; carries every Problem found
     ├── RunLogError           a run log that cannot be read or replayed
-    ├── RunMismatch           two runs whose judge or conventions differ, compared without --force
+    ├── ComparisonError       a comparison that cannot be made as asked
+    │   └── RunMismatch       two runs whose judge or conventions differ, compared without --allow-mismatch
     ├── UnknownJudge          a judge name that is not registered
     ├── JudgeSetupError       a judge that cannot start: missing extra, model files, bad option
     ├── JudgeError            a judge could not label a pair
     │   ├── UnlabelledPair
     │   ├── MissingJudgment
-    │   └── BatchJudgeError   some pairs of a batch failed; the others are kept
+    │   ├── BatchJudgeError   some pairs of a batch failed; the others are kept
+    │   ├── MalformedAnswer   a remote model answered, but not with a valid judgment (retried)
+    │   └── TransientFailure  a remote request failed in a way worth retrying (retried)
     ├── TrainingError         judge training or calibration cannot go on
     └── DeskError             a desk request refused, with its HTTP status
 """
@@ -101,10 +104,14 @@ class RunLogError(CiteauditError):
     exit_code = 2
 
 
-class RunMismatch(CiteauditError):
-    """Two runs whose signatures differ in a field that changes the figures (judge, conventions)."""
+class ComparisonError(CiteauditError):
+    """A comparison that cannot be made as asked (an unknown system, one system given without the other)."""
 
     exit_code = 2
+
+
+class RunMismatch(ComparisonError):
+    """Two runs whose signatures differ in a field that changes the figures (judge, conventions)."""
 
 
 class TrainingError(CiteauditError):
@@ -121,6 +128,20 @@ class DeskError(CiteauditError):
     def __init__(self, status: int, message: str):
         super().__init__(message)
         self.status = status
+
+
+class MalformedAnswer(JudgeError):
+    """A remote model's response arrived but holds no valid answer. The remote judge retries; when
+    every attempt fails, a JudgeError naming the pair says why."""
+
+
+class TransientFailure(JudgeError):
+    """A remote request failed in a way worth retrying (timeout, connection, HTTP 408/409/429/5xx);
+    `retry_after` is the server's requested wait in seconds, when it gave one."""
+
+    def __init__(self, problem: str, retry_after: float | None = None):
+        super().__init__(problem)
+        self.retry_after = retry_after
 
 
 # --- pydantic errors, located -----------------------------------------------------------------------

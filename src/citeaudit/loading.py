@@ -2,11 +2,18 @@
 
 A JSON file holds one case, a list of cases, or `{"cases": [...]}`; a JSONL file holds one case per
 line. All problems in all records are collected before anything is raised.
+
+JSON is read more strictly than the json module reads it: a key given twice, NaN or Infinity, a number
+too large to hold, and nesting deeper than MAX_DEPTH levels are problems like any other, located at their
+line, never a silently kept value or a traceback. The checks cost little: the json module's C scanner does
+the reading, its hooks only note what they meet, and a decoded value is searched only when one did.
 """
 
 from __future__ import annotations
 
 import json
+import re
+from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path as FsPath
 from typing import Any
@@ -14,111 +21,246 @@ from typing import Any
 from pydantic import ValidationError
 
 from .errors import InputError, Problem, format_path, validation_problems
+from .jsonio import StrictJson, refused
 from .records import Case
 from .resolve import Path, ResolvedCase, resolve
 
+# Levels of nesting one case record may use: its own fields take under ten, metadata has the rest. Well
+# below what the json module, pydantic's serializer and the line locator can follow.
+MAX_DEPTH = 100
 
-class _Locator:
-    """Maps a path inside a parsed JSON text to its line (1-based), backing off to the parent."""
 
-    def __init__(self, text: str, line_offset: int = 0):
-        self._text = text
-        self._offset = line_offset
+# --- where things are ------------------------------------------------------------------------------
+
+_STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
+_STRINGS = re.compile(_STRING)
+_NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
+_INNERMOST_PAIRS = re.compile(r"\[\]|\{\}")
+_BRACKETS_OUTSIDE_STRINGS = re.compile(_STRING + r"|[\[\]{}]")
+_LONG_DIGIT_RUNS = re.compile(f"({_STRING})|[0-9]{{100,}}")
+
+
+def _deeper_than(limit: int, text: str, start: int, end: int) -> bool:
+    """Whether the valid JSON in text[start:end] nests more than `limit` levels (at C speed: no Python
+    step per bracket, and mostly none at all: a short record has too few brackets to be that deep)."""
+    if text.count("[", start, end) + text.count("{", start, end) <= limit:
+        return False
+    brackets = _NOT_BRACKETS.sub("", _STRINGS.sub("", text[start:end]))
+    for _ in range(limit):  # each pass removes the innermost level
+        brackets = _INNERMOST_PAIRS.sub("", brackets)
+        if not brackets:
+            return False
+    return True
+
+
+def _first_too_deep(text: str) -> int:
+    """Where `text` first opens a level past MAX_DEPTH, valid JSON or not (0 if it never does)."""
+    depth = 0
+    for match in _BRACKETS_OUTSIDE_STRINGS.finditer(text):
+        token = match.group()
+        if token in ("[", "{"):
+            depth += 1
+            if depth > MAX_DEPTH:
+                return match.start()
+        elif token in ("]", "}"):
+            depth -= 1
+    return 0
+
+
+def _line_map(text: str) -> dict[str, int]:
+    """JSON pointer -> 0-based line of the value, for valid JSON `text`."""
+    from json_source_map import calculate
+
+    try:
+        source_map = calculate(text)
+    except ValueError:  # the locator re-reads the text and cannot convert a huge integer: shorten those
+        source_map = calculate(_LONG_DIGIT_RUNS.sub(lambda m: m.group(1) or "0", text))
+    return {pointer: entry.value_start.line for pointer, entry in source_map.items()}
+
+
+class _Piece:
+    """The text of one JSON value inside its file, which it enters on line `line` (counted when first
+    needed): finds the line of a field in it, backing off to the field's parent."""
+
+    def __init__(self, text: str, start: int = 0, end: int | None = None, line: int | None = None):
+        self._text, self._start, self._end = text, start, len(text) if end is None else end
+        self._line = line
         self._map: dict[str, int] | None = None
 
-    def line(self, path: Path) -> int:
-        if self._map is None:
-            from json_source_map import calculate
+    @property
+    def source(self) -> str:
+        return self._text[self._start : self._end]
 
-            self._map = {k: v.value_start.line for k, v in calculate(self._text).items()}
+    def line(self, path: Path = ()) -> int:
+        if self._line is None:
+            self._line = self._text.count("\n", 0, self._start) + 1
+        if not path:
+            return self._line
+        if self._map is None:
+            self._map = _line_map(self.source)
         parts = [str(p).replace("~", "~0").replace("/", "~1") for p in path]
-        while True:
+        while parts:
             pointer = "".join("/" + p for p in parts)
             if pointer in self._map:
-                return self._map[pointer] + 1 + self._offset
-            if not parts:
-                return 1 + self._offset
+                return self._map[pointer] + self._line
             parts.pop()
+        return self._line
+
+    def json_problems(self, file: str, value: Any, shown: Path, noticed: bool) -> list[Problem]:
+        """What strict JSON refuses in this piece, decoded as `value`; `noticed`: a hook met something."""
+        if _deeper_than(MAX_DEPTH, self._text, self._start, self._end):
+            return [self.too_deep(file, shown)]
+        if not noticed:
+            return []
+        return [Problem(file, self.line(path), format_path(shown + path), message)
+                for path, message in refused(value)]
+
+    def too_deep(self, file: str, shown: Path = ()) -> Problem:
+        source = self.source
+        line = self.line() + source.count("\n", 0, _first_too_deep(source))
+        return Problem(file, line, format_path(shown), f"nested too deeply (more than {MAX_DEPTH} levels)")
 
 
-def read_json_file(path: str | FsPath) -> Any:
-    """A whole JSON file; a missing file or malformed JSON is an InputError naming the file and line."""
+# --- files -----------------------------------------------------------------------------------------
+
+
+def _read_text(path: str | FsPath) -> str:
     name = str(path)
     try:
-        return json.loads(FsPath(path).read_text(encoding="utf-8"))
+        return FsPath(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InputError([Problem(name, None, "", "file not found")]) from None
     except (UnicodeDecodeError, IsADirectoryError, PermissionError) as err:
         raise InputError([Problem(name, None, "", f"cannot read: {err}")]) from None
+
+
+def read_json_file(path: str | FsPath) -> Any:
+    """A whole JSON file (a run log, a list of sources), read as strictly as a case file: any problem is an
+    InputError naming the file and line. Each piece of its top levels (see `StrictJson.read_file`) may nest
+    MAX_DEPTH levels, so a run log holds any case a case file may."""
+    name = str(path)
+    text = _read_text(path)
+    reader = StrictJson()
+    try:
+        data, spans = reader.read_file(text)
     except json.JSONDecodeError as err:
         raise InputError([_decode_error(name, err)]) from None
+    except RecursionError:
+        raise InputError([_Piece(text).too_deep(name)]) from None
+    holders = {key[:-1] for key in spans if key}
+    problems = [_Piece(text, start, end).too_deep(name, key) for key, (start, end) in spans.items()
+                if key not in holders and _deeper_than(MAX_DEPTH, text, start, end)]
+    if not problems and reader.noticed:
+        whole = _Piece(text)
+        problems = [Problem(name, whole.line(key), format_path(key), message) for key, message in refused(data)]
+    if problems:
+        raise InputError(sorted(problems, key=lambda p: p.line or 0))
+    return data
 
 
 def _decode_error(file: str, err: json.JSONDecodeError, line_offset: int = 0) -> Problem:
     return Problem(file, err.lineno + line_offset, "", f"malformed JSON: {err.msg} (column {err.colno})")
 
 
-def _records(file: str, text: str) -> tuple[list[tuple[Any, _Locator, Path]], list[Problem]]:
-    """Split a file into raw case records, each with a locator and its path prefix."""
+_CaseRecord = tuple[Any, Path, _Piece]  # a decoded case record, its path as shown in messages, its text
+
+
+def _records(file: str, text: str) -> tuple[list[_CaseRecord], list[Problem]]:
+    """Split a file into decoded case records; records with a JSON problem are left out, reported."""
     if not text.strip():
         return [], [Problem(file, None, "", "file is empty: expected a case, a list of cases, or JSON lines")]
-    is_jsonl = file.endswith(".jsonl")
-    if not is_jsonl:
+    reader = StrictJson()
+    if not file.endswith(".jsonl"):
         try:
-            data = json.loads(text)
+            return _json_records(file, text, reader)
         except json.JSONDecodeError as err:
             # Several top-level values on separate lines: read it as JSON lines.
             if err.msg != "Extra data":
                 return [], [_decode_error(file, err)]
-            is_jsonl = True
-        else:
-            loc = _Locator(text)
-            if isinstance(data, list):
-                return [(rec, loc, (i,)) for i, rec in enumerate(data)], []
-            if isinstance(data, dict) and isinstance(data.get("cases"), list) and "question" not in data:
-                return [(rec, loc, ("cases", i)) for i, rec in enumerate(data["cases"])], []
-            return [(data, loc, ())], []
-    records, problems = [], []
-    for n, line in enumerate(text.splitlines()):
-        if not line.strip():
-            continue
-        try:
-            records.append((json.loads(line), _Locator(line, n), ()))
-        except json.JSONDecodeError as err:
-            problems.append(_decode_error(file, err, n))
+        except RecursionError:
+            return [], [_Piece(text).too_deep(file)]
+    return _json_lines(file, text, reader)
+
+
+def _json_records(file: str, text: str, reader: StrictJson) -> tuple[list[_CaseRecord], list[Problem]]:
+    data, spans = reader.read_file(text)
+    if isinstance(data, list):
+        keys: list[Path] = [(i,) for i in range(len(data))]
+    elif isinstance(data, dict) and isinstance(data.get("cases"), list) and "question" not in data:
+        if getattr(data, "repeated", None):  # the wrapper's own keys: which "cases" was meant?
+            whole = _Piece(text)
+            return [], [Problem(file, whole.line((key,)), key, f"duplicate key '{key}'") for key in data.repeated]
+        keys = [("cases", i) for i in range(len(data["cases"]))]
+    else:
+        keys = [()]
+    records: list[_CaseRecord] = []
+    problems: list[Problem] = []
+    line, counted = 1, 0
+    for key in keys:
+        start, end = spans[key]
+        line += text.count("\n", counted, start)  # counted on from the last record: linear in the file
+        counted = start
+        value = data
+        for part in key:
+            value = value[part]
+        shown = ("cases", key[-1]) if key else ()
+        piece = _Piece(text, start, end, line)
+        found = piece.json_problems(file, value, shown, reader.noticed)
+        problems += found
+        if not found:
+            records.append((value, shown, piece))
     return records, problems
 
 
-def _display_prefix(prefix: Path) -> Path:
-    return ("cases",) + prefix[-1:] if prefix else ()
+def _json_lines(file: str, text: str, reader: StrictJson) -> tuple[list[_CaseRecord], list[Problem]]:
+    records: list[_CaseRecord] = []
+    problems: list[Problem] = []
+    # "\n" only: str.splitlines would also break at U+2028 and friends, which JSON strings may hold raw.
+    for n, line in enumerate(text.split("\n"), 1):
+        line = line.removesuffix("\r")
+        if not line.strip():
+            continue
+        piece = _Piece(line, line=n)
+        try:
+            value = reader.decode(line)
+        except json.JSONDecodeError as err:
+            problems.append(_decode_error(file, err, n - 1))
+            continue
+        except RecursionError:
+            problems.append(piece.too_deep(file))
+            continue
+        found = piece.json_problems(file, value, (), reader.noticed)
+        problems += found
+        if not found:
+            records.append((value, (), piece))
+    return records, problems
 
 
 def parse_cases(file: str, text: str) -> list[ResolvedCase]:
     """Validate and resolve every case in `text`; raise InputError listing all problems."""
     raw, problems = _records(file, text)
     cases: list[ResolvedCase] = []
-    for record, loc, prefix in raw:
-        shown = _display_prefix(prefix)
+    for record, shown, piece in raw:
         if not isinstance(record, dict):
-            problems.append(Problem(file, loc.line(prefix), format_path(shown), "a case must be a JSON object"))
+            problems.append(Problem(file, piece.line(), format_path(shown), "a case must be a JSON object"))
             continue
         try:
             case = Case.model_validate(record)
         except ValidationError as err:
-            problems += validation_problems(err, file, shown, lambda path: loc.line(prefix + path))
+            problems += validation_problems(err, file, shown, piece.line)
             continue
         resolved, found = resolve(case)
         for path, message in found:
-            problems.append(Problem(file, loc.line(prefix + path), format_path(shown + path), message))
+            problems.append(Problem(file, piece.line(path), format_path(shown + path), message))
         if not found:
-            resolved.origin = f"{file}:{loc.line(prefix)}"
+            resolved.origin = f"{file}:{piece.line()}"
             cases.append(resolved)
     if not problems and not cases:
         problems.append(Problem(file, None, "", "no cases found"))
     if problems:
         raise InputError(sorted(problems, key=lambda p: p.line or 0))
-    ids = [c.id for c in cases]
-    dup = sorted({i for i in ids if ids.count(i) > 1})
+    counts = Counter(c.id for c in cases)
+    dup = sorted(case_id for case_id, n in counts.items() if n > 1)
     if dup:
         raise InputError([Problem(file, None, "", f"case id '{d}' is used twice") for d in dup])
     return cases
@@ -129,17 +271,8 @@ def load_cases(paths: Iterable[str | FsPath]) -> list[ResolvedCase]:
     cases: list[ResolvedCase] = []
     problems: list[Problem] = []
     for path in paths:
-        name = str(path)
         try:
-            text = FsPath(path).read_text(encoding="utf-8")
-        except FileNotFoundError:
-            problems.append(Problem(name, None, "", "file not found"))
-            continue
-        except (UnicodeDecodeError, IsADirectoryError, PermissionError) as err:
-            problems.append(Problem(name, None, "", f"cannot read: {err}"))
-            continue
-        try:
-            cases.extend(parse_cases(name, text))
+            cases.extend(parse_cases(str(path), _read_text(path)))
         except InputError as err:
             problems.extend(err.problems)
     if problems:

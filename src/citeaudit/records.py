@@ -10,9 +10,9 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from os import PathLike
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 Label = Literal["full", "partial", "none", "contradicts"]
 LABELS: tuple[Label, ...] = ("full", "partial", "none", "contradicts")
@@ -24,11 +24,21 @@ class _Record(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def _not_blank(text: str) -> str:
+    if not text.strip():
+        raise ValueError("must not be empty or only whitespace")
+    return text
+
+
+SourceText = Annotated[str, AfterValidator(_not_blank)]  # a judge given no text has nothing to judge
+
+
 class Span(_Record):
     """Character offsets [start, end) into a document's text."""
 
-    start: int = Field(ge=0)
-    end: int = Field(ge=0)
+    # Strict: true, "0" or 0.0 are not offsets, whatever pydantic's coercion would make of them.
+    start: int = Field(ge=0, strict=True)
+    end: int = Field(ge=0, strict=True)
 
     @model_validator(mode="after")
     def _ordered(self) -> Span:
@@ -41,7 +51,7 @@ class Passage(_Record):
     """A citable stretch of a document. Give `text`, `span`, or both (they must agree)."""
 
     id: str = Field(min_length=1)
-    text: str | None = None
+    text: SourceText | None = None
     span: Span | None = None
 
 
@@ -58,7 +68,7 @@ class Document(_Record):
     date: str | None = None
     scope: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
-    text: str | None = None
+    text: SourceText | None = None
     passages: list[Passage] = Field(default_factory=list)
 
     @model_validator(mode="after")
@@ -193,11 +203,22 @@ def text_hash(text: str) -> str:
 
 
 def file_sha256(path: str | PathLike[str]) -> str:
-    """SHA-256 of a file's bytes, read in 1 MiB blocks (model files can be large)."""
-    digest = hashlib.sha256()
+    """SHA-256 of a file's bytes (hashlib reads it in blocks: model files can be large)."""
     with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+def directory_sha256(path: str | PathLike[str]) -> str:
+    """SHA-256 over every file under `path` but hidden ones, in sorted order, each as its relative name
+    followed by its bytes: a model directory's identity in a judge's signature."""
+    from pathlib import Path
+
+    root = Path(path)
+    digest = hashlib.sha256()
+    for f in sorted(p for p in root.rglob("*") if p.is_file() and not p.name.startswith(".")):
+        digest.update(str(f.relative_to(root)).encode())
+        with open(f, "rb") as fh:
+            hashlib.file_digest(fh, lambda: digest)  # feeds this file into the running digest
     return digest.hexdigest()
 
 

@@ -21,6 +21,7 @@ class ResolvedCase:
     case: Case
     passages: dict[str, SourcePassage]
     origin: str = ""  # "file:line", for messages
+    parsed: bool = False  # some answer was given as raw text and parsed: the parser enters the signature
 
     @property
     def id(self) -> str:
@@ -87,6 +88,9 @@ def _resolve_one(doc_text, text, span, path: Path, problems: _Problems):
         if text is not None and text != piece:
             problems.add(path + ("text",), f"text differs from the document text at span [{span.start}, {span.end})")
             return None
+        if not piece.strip():
+            problems.add(path + ("span",), f"span [{span.start}, {span.end}) holds no text (empty or only whitespace)")
+            return None
         return span.start, span.end, piece
     if text is None:
         problems.add(path, "a passage needs 'text' or 'span'")
@@ -125,8 +129,13 @@ def check_references(case: Case, passages: dict[str, SourcePassage], problems: _
         apath: Path = ("answers", a)
         if answer_ids[answer.id] > 1:
             problems.add(apath + ("id",), f"answer id '{answer.id}' is used twice in this case")
+        statement_ids: set[str] = set()
         for s, st in enumerate(answer.statements):
             spath = apath + ("statements", s)
+            if st.id is not None:
+                if st.id in statement_ids:
+                    problems.add(spath + ("id",), f"statement id '{st.id}' is used twice in this answer")
+                statement_ids.add(st.id)
             _check_citations(st.citations, spath + ("citations",), passages, problems)
             _check_citations(st.facts, spath + ("facts",), fact_ids, problems, "fact")
             for c, claim in enumerate(st.claims or []):
@@ -177,6 +186,7 @@ def resolve(case: Case) -> tuple[ResolvedCase, list[tuple[Path, str]]]:
     """Resolve a case; returns it with every problem found (empty when the case is sound)."""
     problems = _Problems()
     passages = resolve_passages(case, problems)
+    parsed = any(a.needs_parsing for a in case.answers)
     case = parse_answers(case, passages, problems)
     check_references(case, passages, problems)
-    return ResolvedCase(case, passages), problems.items
+    return ResolvedCase(case, passages, parsed=parsed), problems.items

@@ -1,16 +1,27 @@
 """The versioned run log: the one source of truth for reports, comparisons, reviews and the desk.
 
-It keeps the inputs' hashes, every case as scored (sources with ids, versions and texts), the judge
-signature, every judgment with the passage identities (document, version, span, content hash) it
-rests on, every metric and the diagnosis. Metrics can be recomputed from it without judging again.
+It keeps the inputs' hashes, every case as scored (sources with ids, versions and texts), the run's
+signature (judge, parser and claim splitter, conventions, citeaudit version), every judgment with the
+passage identities (document, version, span, content hash) it rests on, every metric and the
+diagnosis. Metrics can be recomputed from it without judging again; reports read only the log.
+
+Schema versions. `SCHEMA_VERSION` is the one this citeaudit writes. A log of an older version is read
+through `MIGRATIONS`: pure functions, each taking the JSON of version n to version n + 1, applied in
+turn before validation (a log is never rewritten in place). A change that adds, removes or renames a
+field bumps the version and adds its migration; a log newer than this citeaudit is refused with a
+message to upgrade.
+
+    1 -> 2  adds `signature`, built from `judge` and `settings` (no parser recorded: version 1 logs
+            did not say whether answers were parsed from raw text)
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -19,21 +30,48 @@ from .diagnose import diagnose
 from .errors import InputError, RunLogError, validation_problems
 from .judges import Judgments, MemoryStore, RecordedJudge, Request
 from .loading import read_json_file
-from .metrics import Report, Settings, score_cases
-from .records import Case, Judgment, SourcePassage, file_sha256
-from .report.render import to_json
+from .metrics import Parsing, Report, Settings, Signature, score_cases
+from .records import Case, Judgment, file_sha256
+from .report.results import Finding, Results, results_of
 from .resolve import ResolvedCase, resolve
 
-SCHEMA_VERSION = 1
-SUPPORTED_SCHEMAS = (1,)
+SCHEMA_VERSION = 2
 
 
-class InputFile(BaseModel):
+def _from_v1(data: dict[str, Any]) -> dict[str, Any]:
+    settings = data.get("settings") or {}
+    signature = {"judge": data.get("judge"), "nocite": "0" if settings.get("no_citation_precision") == "zero" else "n/a",
+                 "version": data.get("citeaudit_version")}
+    return {**data, "schema_version": 2, "signature": signature}
+
+
+# schema version n -> its migration to n + 1
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_v1}
+SUPPORTED_SCHEMAS = (*MIGRATIONS, SCHEMA_VERSION)
+
+
+class _Log(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class InputFile(_Log):
     path: str
     sha256: str
 
 
-class PassageRecord(BaseModel):
+class PassageRef(_Log):
+    """Everything that names one exact passage text."""
+
+    id: str
+    doc: str
+    version: str | None
+    span: list[int]
+    sha256: str
+
+
+class PassageRecord(_Log):
+    """A passage of a case as scored: the case, then everything that names its exact text."""
+
     case: str
     id: str
     doc: str
@@ -42,31 +80,38 @@ class PassageRecord(BaseModel):
     sha256: str
 
 
-class JudgmentRecord(BaseModel):
+class JudgmentRecord(_Log):
     text: str
-    passages: list[dict[str, Any]]
+    passages: list[PassageRef]
     judgment: Judgment
 
 
-class RunLog(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class RunSettings(_Log):
+    ks: list[int]
+    no_citation_precision: Literal["n/a", "zero"]
 
+    def to_settings(self) -> Settings:
+        return Settings(ks=tuple(self.ks), no_citation_precision=self.no_citation_precision)
+
+
+class RunLog(_Log):
     schema_version: int
     citeaudit_version: str
     created: str
     judge: str
-    settings: dict[str, Any]
+    signature: Signature
+    settings: RunSettings
     inputs: list[InputFile]
     passages: list[PassageRecord]
     cases: list[Case]
     judgments: list[JudgmentRecord]
-    results: dict[str, Any]
-    diagnosis: dict[str, list[dict[str, Any]]]
+    results: Results
+    diagnosis: dict[str, list[Finding]]
 
 
-def diagnosis_of(report: Report) -> dict[str, list[dict[str, Any]]]:
+def diagnosis_of(report: Report) -> dict[str, list[Finding]]:
     by_id = {rc.id: rc for rc in report.cases}
-    return {f"{r.case_id}/{r.answer_id}": [f.to_dict() for f in diagnose(by_id[r.case_id], r)]
+    return {f"{r.case_id}/{r.answer_id}": [Finding(**f.to_dict()) for f in diagnose(by_id[r.case_id], r)]
             for r in report.answers}
 
 
@@ -76,21 +121,18 @@ def build_runlog(report: Report, judgments: Judgments, inputs: list[str | Path] 
         citeaudit_version=__version__,
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         judge=report.judge_signature,
-        settings={"ks": list(report.settings.ks), "no_citation_precision": report.settings.no_citation_precision},
+        signature=report.run_signature,
+        settings=RunSettings(ks=list(report.settings.ks), no_citation_precision=report.settings.no_citation_precision),
         inputs=[InputFile(path=str(p), sha256=file_sha256(p)) for p in inputs],
-        passages=[PassageRecord(case=rc.id, **_identity(p)) for rc in report.cases for p in rc.passages.values()],
+        passages=[PassageRecord(case=rc.id, **p.identity()) for rc in report.cases for p in rc.passages.values()],
         cases=[rc.case for rc in report.cases],
         judgments=[JudgmentRecord(text=r.text, passages=[p.identity() for p in r.passages], judgment=j)
                    for r, j in judgments.recorded()],
-        results=to_json(report),
+        results=results_of(report),
         diagnosis=diagnosis_of(report),
     )
 
 
-def _identity(p: SourcePassage) -> dict[str, Any]:
-    ident = p.identity()
-    return {"id": ident["id"], "doc": ident["doc"], "version": ident["version"], "span": ident["span"],
-            "sha256": ident["sha256"]}
 
 
 def write_runlog(path: str | Path, log: RunLog) -> None:
@@ -98,16 +140,20 @@ def write_runlog(path: str | Path, log: RunLog) -> None:
 
 
 def read_runlog(path: str | Path) -> RunLog:
+    """Read a run log of this or an older schema version (migrated in memory; the file is not rewritten)."""
     name = str(path)
     data = read_json_file(path)
     version = data.get("schema_version") if isinstance(data, dict) else None
     if version is None:
         raise RunLogError(f"{name}: not a citeaudit run log (no schema_version)")
-    if version not in SUPPORTED_SCHEMAS:
-        newest = max(SUPPORTED_SCHEMAS)
-        hint = "upgrade citeaudit" if version > newest else f"rescore its cases with citeaudit {__version__}"
+    if not isinstance(version, int) or version not in SUPPORTED_SCHEMAS:
+        newer = isinstance(version, int) and version > SCHEMA_VERSION
+        hint = "upgrade citeaudit" if newer else f"rescore its cases with citeaudit {__version__}"
         raise RunLogError(f"{name}: run log schema_version {version} is not supported; this citeaudit "
                           f"{__version__} reads schema_version {', '.join(map(str, SUPPORTED_SCHEMAS))}: {hint}")
+    while version != SCHEMA_VERSION:
+        data = MIGRATIONS[version](data)
+        version = data["schema_version"]
     try:
         return RunLog.model_validate(data)
     except ValidationError as err:
@@ -130,7 +176,7 @@ def replay_judgments(log: RunLog, cases: list[ResolvedCase]) -> Judgments:
     passages = {(rc.id, pid): p for rc in cases for pid, p in rc.passages.items()}
     by_identity = {json.dumps(p.identity(), sort_keys=True): p for p in passages.values()}
     for record in log.judgments:
-        found = [by_identity.get(json.dumps(i, sort_keys=True)) for i in record.passages]
+        found = [by_identity.get(json.dumps(i.model_dump(), sort_keys=True)) for i in record.passages]
         if None in found:
             continue  # a passage no case holds any more cannot be asked for
         store.put(Request.of(record.text, found), record.judgment)
@@ -140,7 +186,8 @@ def replay_judgments(log: RunLog, cases: list[ResolvedCase]) -> Judgments:
 def rescore(log: RunLog, settings: Settings | None = None) -> tuple[Report, Judgments]:
     """Recompute every metric from the log's judgments, without judging again."""
     cases = resolved_cases(log)
-    if settings is None:
-        settings = Settings(ks=tuple(log.settings["ks"]), no_citation_precision=log.settings["no_citation_precision"])
+    settings = settings or log.settings.to_settings()
     judgments = replay_judgments(log, cases)
-    return score_cases(cases, judgments, settings), judgments
+    # The log's cases were parsed when scored: the parser that did it is the log's, not found again.
+    parsing = Parsing(log.signature.parser, log.signature.claims) if log.signature.parser else None
+    return score_cases(cases, judgments, settings, parsing=parsing), judgments

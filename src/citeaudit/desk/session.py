@@ -204,7 +204,7 @@ class DeskSession:
 
     def agreement(self) -> dict[str, Any]:
         """Human vs automatic labels on the claims people reviewed: counts and Cohen's kappa."""
-        from ..validation import cohen_kappa, confusion
+        from ..stats import cohen_kappa, confusion
 
         pairs, reports = [], {}
         for h in self.human:

@@ -9,6 +9,7 @@ from ..resolve import ResolvedCase
 from .base import Judge, JudgmentSource, Request, judge_many
 from .curated import CuratedJudge
 from .source import Judgments
+from .spec import EMBEDDING, HF, MODEL, ONNX, JudgeOptions
 from .store import JudgmentStore, MemoryStore, RecordedJudge, judgment_key
 
 __all__ = [
@@ -30,40 +31,54 @@ def register_judge(name: str, description: str) -> Callable[[JudgeFactory], Judg
     return decorate
 
 
+def _with_options(description: str, table: JudgeOptions) -> str:
+    """A built-in judge's description with its options, from its option table."""
+    names = [o.name for o in table.options if o.in_spec]
+    envs = [o.env for o in table.options if o.env]
+    return description + (f"; options: {', '.join(names)}" if names else "") + (
+        f"; environment: {', '.join(envs)}" if envs else "")
+
+
 @register_judge("curated", "human labels given in the cases' `labels`; an unlabelled pair is an error")
 def _curated(argument: str, cases: Sequence[ResolvedCase]) -> Judge:
     return CuratedJudge.from_cases(cases)
 
 
-@register_judge("hf", "a local transformers sequence-classification checkpoint: hf:PATH[::NAME=label,...]")
+@register_judge("hf", _with_options(
+    "a local transformers sequence-classification checkpoint: hf:PATH[::NAME=label,...]", HF))
 def _hf(argument: str, cases: Sequence[ResolvedCase]) -> Judge:
     from .local import make_local_judge
 
     return make_local_judge("hf", argument)
 
 
-@register_judge("onnx", "a local ONNX classifier with tokenizer.json and config.json: onnx:PATH[::NAME=label,...]")
+@register_judge("onnx", _with_options(
+    "a local ONNX classifier with tokenizer.json and config.json: onnx:PATH[::NAME=label,...]", ONNX))
 def _onnx(argument: str, cases: Sequence[ResolvedCase]) -> Judge:
     from .local import make_local_judge
 
     return make_local_judge("onnx", argument)
 
 
-@register_judge("model", "the shipped offline judge (int8 MiniLM cross-encoder + qualifier guard): model[:guard=off]")
+@register_judge("model", _with_options(
+    "the shipped offline judge (int8 MiniLM cross-encoder + qualifier guard): model[:OPTION=VALUE,...]", MODEL))
 def _model(argument: str, cases: Sequence[ResolvedCase]) -> Judge:
     from .model import make_model_judge
 
     return make_model_judge(argument)
 
 
-@register_judge("embedding", "cosine similarity of packaged multilingual-e5-small embeddings: embedding[:THRESHOLD]")
+@register_judge("embedding", _with_options(
+    "cosine similarity of packaged multilingual-e5-small embeddings: embedding[:THRESHOLD] or "
+    "embedding[:OPTION=VALUE,...]", EMBEDDING))
 def _embedding(argument: str, cases: Sequence[ResolvedCase]) -> Judge:
     from .embedding import make_embedding_judge
 
     return make_embedding_judge(argument)
 
 
-@register_judge("openai", "an OpenAI-compatible chat endpoint: openai:MODEL (see docs/remote-judges.md)")
+@register_judge("openai", "an OpenAI-compatible chat endpoint: openai:MODEL; environment: CITEAUDIT_OPENAI_* "
+                          "(see docs/remote-judges.md)")
 def _openai(argument: str, cases: Sequence[ResolvedCase]) -> Judge:
     from .remote import judge_from_env
 
@@ -75,6 +90,7 @@ def available_judges() -> dict[str, str]:
 
 
 def make_judge(spec: str, cases: Sequence[ResolvedCase]) -> Judge:
+    """The judge named by `spec` (`NAME` or `NAME:ARGUMENT`, see judges/spec.py for the grammar)."""
     name, _, argument = spec.partition(":")
     if name not in _REGISTRY:
         known = ", ".join(sorted(_REGISTRY))

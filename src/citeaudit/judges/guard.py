@@ -16,14 +16,19 @@ and sees the same topic and the same number. The guard looks at what a small mod
 * negation: a claim that says "not / never / no / 不 / 没有 …" needs some negation in the evidence.
 
 `check(claim, evidence)` returns None (nothing wrong found) or a GuardFinding naming the mismatch.
-It never raises, is pure Python (no model), and says nothing about claims without qualifiers.
+It is pure Python (no model) and says nothing about claims without qualifiers. A guard that cannot
+run raises JudgeError naming the claim: a judgment is never passed as checked when it was not.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from dataclasses import dataclass
+
+from ..errors import JudgeError
+from ..text import has_han, rule_sentence_spans
 
 # --- number words ----------------------------------------------------------------------------------
 
@@ -260,7 +265,13 @@ def _same_value(q: Quantity, e: Quantity) -> bool:
     a, b = q.value, e.value
     if a != a or b != b:  # nan (versions)
         return False
+    if math.isinf(a) or math.isinf(b):  # beyond a float's range: compare the digits as written
+        return _digits(q.text) == _digits(e.text)
     return a == b or abs(a - b) <= (q.precision or 0) / 2 + 1e-9
+
+
+def _digits(text: str) -> str:
+    return re.sub(r"\D", "", text)
 
 
 def _stem(w: str) -> str:
@@ -286,30 +297,18 @@ def _cjk_context(text: str, q: Quantity, before: int, after: int) -> dict[str, s
     return {g: g for g in grams if g not in _CJK_STOP and not _CN_NUMBER.search(g)}
 
 
-_SENTENCE = re.compile(r"[^.!?;。！？；\n]*(?:[.!?;。！？；\n]|$)")
-
-
 def _sentence_of(text: str, e: Quantity) -> tuple[str, Quantity]:
     """The sentence holding `e`, and `e` re-based onto it (a number's quantity is in its own sentence)."""
-    start = max(text.rfind(c, 0, e.start) for c in ".!?;。！？；\n") + 1
-    # a decimal point or a thousands separator is not a sentence end
-    while start > 1 and text[start - 1] == "." and text[start - 2].isdigit() and start < len(text) and text[start].isdigit():
-        start = max(text.rfind(c, 0, start - 1) for c in ".!?;。！？；\n") + 1
-    ends = [i for i in (text.find(c, e.end) for c in ".!?;。！？；\n") if i != -1]
-    end = min(ends) + 1 if ends else len(text)
+    start, end = next(((a, b) for a, b in rule_sentence_spans(text) if a <= e.start < b), (0, len(text)))
     return text[start:end], Quantity(e.value, e.unit, e.text, e.start - start, e.end - start, e.precision)
-
-
-def _has_cjk(text: str) -> bool:
-    return any("\u4e00" <= c <= "\u9fff" for c in text)
 
 
 def check(claim: str, evidence: str, attachment: bool = True) -> GuardFinding | None:
     """The first qualifier of `claim` without a counterpart in `evidence`, or None."""
     try:
         return _check(normalise(claim), normalise(evidence), attachment)
-    except Exception:  # a guard must never break a judgment
-        return None
+    except Exception as err:  # a bug: a guard that did not run must not pass for one that found nothing
+        raise JudgeError(f"qualifier guard failed on claim {claim!r}: {err!r}") from err
 
 
 def _check(claim: str, evidence: str, attachment: bool) -> GuardFinding | None:
@@ -334,7 +333,7 @@ def _check(claim: str, evidence: str, attachment: bool) -> GuardFinding | None:
         # attachment only for percentages and money: a bare number ("1.5 million people") is too often
         # paraphrased around ("population"), and a physical unit (°C, days, km) already says what is measured
         if attachment and not is_year and q.unit in _ATTACHED_UNITS:
-            cjk = _has_cjk(claim)
+            cjk = has_han(claim)
             context = _cjk_context(claim, q, 6, 4) if cjk else _context_words(claim, q, 4, 3)
             if context:
                 near = [(_cjk_context if cjk else _context_words)(*_sentence_of(evidence, e), 12 if cjk else 8,
@@ -350,10 +349,10 @@ def _check(claim: str, evidence: str, attachment: bool) -> GuardFinding | None:
         month = m.group(1).lower()[:3]
         if not re.search(r"\b" + month, evidence, re.I):
             return GuardFinding("date", f"the claim's month '{m.group(1)}' has no counterpart in the evidence")
-    neg = _NEGATION_ZH.search(claim) if _has_cjk(claim) else _NEGATION_EN.search(claim)
+    neg = _NEGATION_ZH.search(claim) if has_han(claim) else _NEGATION_EN.search(claim)
     if neg:
-        ev_neg = _NEGATION_ZH.search(evidence) if _has_cjk(evidence) else _NEGATION_EN.search(evidence)
-        if not ev_neg and not (_has_cjk(evidence) and _NEGATION_EN.search(evidence)):
+        ev_neg = _NEGATION_ZH.search(evidence) if has_han(evidence) else _NEGATION_EN.search(evidence)
+        if not ev_neg and not (has_han(evidence) and _NEGATION_EN.search(evidence)):
             return GuardFinding("negation", f"the claim is negated ('{neg.group(0)}'), the evidence has no negation")
     return None
 

@@ -12,18 +12,19 @@ claim makes the label `contradicts` unless another window entails it.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import JudgeSetupError, JudgeError
-from ..records import LABELS, Evidence, Judgment, Label, SourcePassage
+from ..records import LABELS, Evidence, Judgment, Label, SourcePassage, directory_sha256
 from .base import Request
+from .cache import BoundedCache
+from .spec import HF, ONNX
 from .windows import Window, set_windows
 
 VERSION = "1"
+COUNTS_REMEMBERED = 200_000  # token counts kept per judge
 
 # Class names seen in NLI and attribution checkpoints, lower-cased, "-" and " " read as "_".
 LABEL_ALIASES: dict[str, Label] = {
@@ -37,9 +38,6 @@ LABEL_ALIASES: dict[str, Label] = {
 }
 
 
-ModelSetupError = JudgeSetupError  # a model judge that cannot start
-
-
 def map_labels(id2label: dict[int, str], override: dict[str, Label] | None = None) -> dict[int, Label]:
     mapping, unknown = {}, []
     for idx, name in sorted(id2label.items()):
@@ -50,7 +48,7 @@ def map_labels(id2label: dict[int, str], override: dict[str, Label] | None = Non
         else:
             mapping[int(idx)] = label
     if unknown or "full" not in mapping.values():
-        raise ModelSetupError(
+        raise JudgeSetupError(
             f"cannot map the model's labels {sorted(map(str, id2label.values()))} onto {', '.join(LABELS)}"
             + (f" (unknown: {', '.join(unknown)})" if unknown else " (no class means 'supported')")
             + "; give the mapping after '::', e.g. hf:PATH::LABEL_0=none,LABEL_1=full")
@@ -58,21 +56,15 @@ def map_labels(id2label: dict[int, str], override: dict[str, Label] | None = Non
 
 
 def model_hash(path: Path) -> str:
-    """SHA-256 over every file of the model directory (names and contents)."""
-    digest = hashlib.sha256()
-    for f in sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith(".")):
-        digest.update(str(f.relative_to(path)).encode())
-        with open(f, "rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                digest.update(chunk)
-    return digest.hexdigest()
+    """SHA-256 over every file of the model directory (names and contents), hidden files left out."""
+    return directory_sha256(path)
 
 
 def _require(module: str, extra: str):
     try:
         return __import__(module)
     except ImportError:
-        raise ModelSetupError(f"this judge needs {module}: pip install 'citeaudit[{extra}]'") from None
+        raise JudgeSetupError(f"this judge needs {module}: pip install 'citeaudit[{extra}]'") from None
 
 
 class _HFBackend:
@@ -81,7 +73,6 @@ class _HFBackend:
     def __init__(self, path: Path, threads: int | None):
         _require("torch", "hf")
         _require("transformers", "hf")
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a local directory: never reach for a hub
         import torch
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
         from transformers.utils import logging as hf_logging
@@ -89,8 +80,9 @@ class _HFBackend:
         hf_logging.disable_progress_bar()
         if threads:
             torch.set_num_threads(threads)
-        self.tokenizer = AutoTokenizer.from_pretrained(path)
-        self.model = AutoModelForSequenceClassification.from_pretrained(path).eval()
+        # a local directory: never reach for a hub
+        self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+        self.model = AutoModelForSequenceClassification.from_pretrained(path, local_files_only=True).eval()
         self.id2label = {int(k): v for k, v in self.model.config.id2label.items()}
         self.max_length = min(int(getattr(self.model.config, "max_position_embeddings", 512)),
                               int(getattr(self.tokenizer, "model_max_length", 512) or 512))
@@ -118,7 +110,7 @@ class _ONNXBackend:
         model_file = next((path / n for n in ("model.onnx", "model_quantized.onnx", "model_int8.onnx")
                            if (path / n).exists()), None) or next(iter(sorted(path.glob("*.onnx"))), None)
         if model_file is None or not (path / "tokenizer.json").exists() or not (path / "config.json").exists():
-            raise ModelSetupError(f"{path}: an ONNX judge needs an .onnx model, tokenizer.json and config.json")
+            raise JudgeSetupError(f"{path}: an ONNX judge needs an .onnx model, tokenizer.json and config.json")
         config = json.loads((path / "config.json").read_text(encoding="utf-8"))
         self.id2label = {int(k): v for k, v in config.get("id2label", {}).items()}
         self.max_length = int(config.get("max_position_embeddings", 512))
@@ -161,12 +153,12 @@ class CrossEncoderJudge:
         self.name = kind
         self.path = Path(path)
         if not self.path.is_dir():
-            raise ModelSetupError(f"no model directory at {self.path}")
+            raise JudgeSetupError(f"no model directory at {self.path}")
         self.backend = BACKENDS[kind](self.path, threads)
         self.labels = map_labels(self.backend.id2label, label_map)
         self.max_tokens = min(max_tokens or self.backend.max_length, self.backend.max_length)
         self.batch_size = batch_size
-        self._counts: dict[str, int] = {}  # token counts of passage texts and windows, see count()
+        self._counts: BoundedCache[str, int] = BoundedCache(COUNTS_REMEMBERED)  # see count()
         mapping = ",".join(f"{self.backend.id2label[i]}={lab}" for i, lab in sorted(self.labels.items()))
         self.signature = (f"{kind}:{self.path.name}@{VERSION}#{model_hash(self.path)[:12]}"
                           f"|max={self.max_tokens}|map={mapping}")
@@ -175,12 +167,7 @@ class CrossEncoderJudge:
         """Tokens in `text`, remembered: a passage cited by several claims, or judged alone and in its
         set for ALCE precision, is cut into the same windows again, and counting is most of the
         windowing cost. Bounded, so a long run does not grow without end."""
-        n = self._counts.get(text)
-        if n is None:
-            if len(self._counts) >= 200_000:
-                self._counts.clear()
-            n = self._counts[text] = self.backend.count(text)
-        return n
+        return self._counts.get_or_compute(text, self.backend.count)
 
     def judge(self, text: str, passages: Sequence[SourcePassage]) -> Judgment:
         return self.judge_batch([Request.of(text, passages)])[0]
@@ -239,23 +226,9 @@ class CrossEncoderJudge:
         return judgment, "\n".join(w.text for w in chosen)
 
 
-def parse_argument(argument: str) -> tuple[str, dict[str, Label]]:
-    """`PATH` or `PATH::NAME=label,NAME=label` -> (path, label override)."""
-    path, _, mapping = argument.partition("::")
-    override: dict[str, Label] = {}
-    for item in filter(None, mapping.split(",")):
-        name, _, label = item.partition("=")
-        if label not in LABELS:
-            raise ModelSetupError(f"label mapping {item!r}: '{label}' is not one of {', '.join(LABELS)}")
-        override[name] = label  # type: ignore[assignment]
-    if not path:
-        raise ModelSetupError("give the model directory: hf:PATH or onnx:PATH")
-    return path, override
-
-
 def make_local_judge(kind: str, argument: str) -> CrossEncoderJudge:
-    path, override = parse_argument(argument)
-    threads = int(os.environ["CITEAUDIT_THREADS"]) if os.environ.get("CITEAUDIT_THREADS") else None
-    max_tokens = int(os.environ["CITEAUDIT_MAX_TOKENS"]) if os.environ.get("CITEAUDIT_MAX_TOKENS") else None
-    return CrossEncoderJudge(kind, path, override, max_tokens=max_tokens, threads=threads)
-
+    """`hf:PATH`, `onnx:PATH::LABEL_0=none,LABEL_1=full`, as named on the command line (the part after
+    'hf:' or 'onnx:'); threads and window size from CITEAUDIT_THREADS / CITEAUDIT_MAX_TOKENS."""
+    options = (HF if kind == "hf" else ONNX).parse(argument)
+    return CrossEncoderJudge(kind, options.head, options.labels, max_tokens=options["max_tokens"],
+                             threads=options["threads"])

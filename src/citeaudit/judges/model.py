@@ -36,20 +36,21 @@ explanation and the signature say so. The guard runs on those judgments too.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import JudgeSetupError
 from ..records import Judgment, SourcePassage
+from ..text import han_share
 from . import calibration
 from .base import Request
 from .guard import check
 from .local import CrossEncoderJudge
+from .spec import MODEL, ZH_EMBEDDING_THRESHOLD
 from .windows import set_windows
 
 MODEL_NAME = "judge-v1"
-ZH_EMBEDDING_THRESHOLD = "0.9175"
+CHINESE_SHARE = 0.3  # Han share of the letters from which a claim or its passages count as Chinese
 # the shipped config names its classes full / partial / none / contradicts
 IDENTITY_LABELS = {name: name for name in ("full", "partial", "none", "contradicts")}
 
@@ -64,16 +65,10 @@ def shipped_model_dir() -> Path:
     return path
 
 
-def cjk_share(text: str) -> float:
-    letters = [c for c in text if c.isalpha()]
-    if not letters:
-        return 0.0
-    return sum(1 for c in letters if "\u4e00" <= c <= "\u9fff" or "\u3400" <= c <= "\u4dbf") / len(letters)
-
-
 def is_chinese(request: Request) -> bool:
     """Claim mostly Chinese, or the passages mostly Chinese."""
-    return cjk_share(request.text) >= 0.3 or cjk_share(" ".join(p.text for p in request.passages)) >= 0.3
+    return (han_share(request.text) >= CHINESE_SHARE
+            or han_share(" ".join(p.text for p in request.passages)) >= CHINESE_SHARE)
 
 
 class ModelJudge:
@@ -81,18 +76,18 @@ class ModelJudge:
 
     def __init__(self, path: str | Path | None = None, guard: bool = True, threads: int | None = None,
                  zh: str = "embedding", batch_size: int = 1, calibrated: bool = True):
-        if zh not in ("embedding", "model"):
-            raise JudgeSetupError(f"model:zh= takes 'embedding' or 'model', not {zh!r}")
-        self.path = Path(path) if path else shipped_model_dir()
-        self.inner = CrossEncoderJudge("onnx", self.path, label_map=IDENTITY_LABELS, batch_size=batch_size,
-                                       threads=threads)
-        self.guard = guard
-        self.calibration = calibration.load(self.path) if calibrated else None
-        self.zh = zh
+        self.options = MODEL.of(path=path, guard=guard, threads=threads, zh=zh, batch_size=batch_size,
+                                calibrated=calibrated)  # checked: a JudgeSetupError names a bad one
+        self.path = Path(self.options["path"]) if self.options["path"] else shipped_model_dir()
+        self.inner = CrossEncoderJudge("onnx", self.path, label_map=IDENTITY_LABELS,
+                                       batch_size=self.options["batch"], threads=self.options["threads"])
+        self.guard = self.options["guard"]
+        self.calibration = calibration.load(self.path) if self.options["calibration"] else None
+        self.zh = self.options["zh"]
         self._zh_judge = None
-        self.signature = (f"model:{self.path.name}[{self.inner.signature}]|guard={'on' if guard else 'off'}"
-                          f"|cal={'on' if self.calibration else 'off'}"
-                          f"|zh={'embedding:' + ZH_EMBEDDING_THRESHOLD if zh == 'embedding' else 'model'}")
+        # `cal` says whether a calibration is in use: asked for, and the model directory has one
+        self.signature = (f"model:{self.path.name}[{self.inner.signature}]"
+                          + self.options.signature(calibration=self.calibration is not None))
 
     @property
     def zh_judge(self):
@@ -184,57 +179,10 @@ def _partial_or_none(scores: dict[str, float]) -> str:
     return "partial" if scores.get("partial", 0.0) > scores.get("none", 0.0) else "none"
 
 
-def _parse(argument: str) -> dict:
-    options: dict = {}
-    argument = argument.strip()
-    if argument.startswith("model"):
-        argument = argument[len("model"):].lstrip(":")
-    for part in filter(None, (p.strip() for p in argument.split(","))):
-        key, eq, value = part.partition("=")
-        key, value = key.strip().lower(), value.strip()
-        if key == "guard" and value.lower() in ("on", "off", "true", "false", "1", "0"):
-            options["guard"] = value.lower() in ("on", "true", "1")
-        elif key == "threads" and value.isdigit() and int(value) > 0:
-            options["threads"] = int(value)
-        elif key == "zh" and value in ("embedding", "model"):
-            options["zh"] = value
-        elif key == "batch" and value.isdigit() and int(value) > 0:
-            options["batch_size"] = int(value)
-        elif key == "path" and value:
-            options["path"] = value
-        elif key == "calibration" and value.lower() in ("on", "off"):
-            options["calibrated"] = value.lower() == "on"
-        else:
-            raise JudgeSetupError(f"bad model judge option '{part}': use model, model:guard=off, "
-                                  "model:threads=2, model:zh=model, model:batch=16, model:calibration=off "
-                                  "or model:path=DIR")
-    if "threads" not in options and os.environ.get("CITEAUDIT_THREADS"):
-        options["threads"] = int(os.environ["CITEAUDIT_THREADS"])
-    return options
-
-
 def make_model_judge(argument: str = "") -> ModelJudge:
     """`model`, `model:guard=off`, `model:threads=2,zh=model`, as named on the command line (the part
-    after 'model:' or the whole spec)."""
-    return ModelJudge(**_parse(argument))
-
-
-def guard_effect(rows, judge: ModelJudge, batch_size: int = 64) -> dict:
-    """Balanced accuracy (full vs rest) with and without the guard, overall and per source, from one
-    pass of the judge: {"off": ..., "on": ..., "fired": n, "fired_correctly": n}."""
-    from ..validation import evaluate
-
-    requests = [Request.of(r.claim, r.passages) for r in rows]
-    plain: list[Judgment] = []
-    for i in range(0, len(requests), batch_size):
-        plain += judge.judge_batch(requests[i:i + batch_size], guard=False)
-    guarded = [judge.apply_guard(q, j) for q, j in zip(requests, plain)]
-    fired = [k for k, (a, b) in enumerate(zip(plain, guarded)) if a.label != b.label]
-    out = {"fired": len(fired), "fired_on_gold_not_full": sum(rows[k].label != "full" for k in fired),
-           "examples": [{"id": rows[k].id, "gold": rows[k].label, "reason": guarded[k].explanation.rsplit("; qualifier guard", 1)[-1]}
-                        for k in fired[:12]]}
-    for name, judgments in (("off", plain), ("on", guarded)):
-        res = evaluate(rows, judgments, resamples=0)
-        out[name] = {"balanced_accuracy": res.get("balanced_accuracy"),
-                     "by_source": {s: m.get("balanced_accuracy") for s, m in res["by_source"].items()}}
-    return out
+    after 'model:' or the whole spec); threads default to CITEAUDIT_THREADS."""
+    argument = argument.strip()
+    if argument == "model" or argument.startswith("model:"):
+        argument = argument[len("model:"):]
+    return ModelJudge(**MODEL.parse(argument).keywords())

@@ -44,13 +44,16 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .._version import __version__
-from ..errors import BatchJudgeError, JudgeError, JudgeSetupError, validation_problems
+from ..errors import (
+    BatchJudgeError, JudgeError, JudgeSetupError, MalformedAnswer, TransientFailure, validation_problems,
+)
 from ..records import Evidence, Judgment, Label, SourcePassage
 from .base import Request
+from .spec import OPENAI, OPENAI_ENV
 from .store import judgment_key
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-ENV_PREFIX = "CITEAUDIT_OPENAI_"
+ENV_PREFIX = OPENAI_ENV
 
 # --- the prompt ---------------------------------------------------------------------------------
 
@@ -135,44 +138,32 @@ class ModelAnswer(BaseModel):
     explanation: str = Field(min_length=1)
 
 
-class _Malformed(Exception):
-    """The response arrived but holds no valid answer (retried, then a JudgeError)."""
-
-
-class _Transient(Exception):
-    """The request failed in a way worth retrying."""
-
-    def __init__(self, problem: str, retry_after: float | None = None):
-        super().__init__(problem)
-        self.retry_after = retry_after
-
-
 _FENCE = re.compile(r"^\s*```(?:json)?\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
 
 
 def parse_answer(response: Any) -> ModelAnswer:
-    """The model's answer in a chat-completions response body; `_Malformed` says what is wrong."""
+    """The model's answer in a chat-completions response body; `MalformedAnswer` says what is wrong."""
     try:
         choice = response["choices"][0]
         content = choice["message"]["content"]
     except (KeyError, IndexError, TypeError):
-        raise _Malformed(f"no answer in the response: {_snippet(json.dumps(response))}") from None
+        raise MalformedAnswer(f"no answer in the response: {_snippet(json.dumps(response))}") from None
     if not isinstance(content, str) or not content.strip():
         reason = choice.get("finish_reason") if isinstance(choice, dict) else None
-        raise _Malformed(f"empty answer (finish_reason={reason!r})")
+        raise MalformedAnswer(f"empty answer (finish_reason={reason!r})")
     fenced = _FENCE.match(content)
     text = fenced.group(1) if fenced else content
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:
-        raise _Malformed(f"answer is not valid JSON ({err.msg}): {_snippet(content)}") from None
+        raise MalformedAnswer(f"answer is not valid JSON ({err.msg}): {_snippet(content)}") from None
     if not isinstance(data, dict):
-        raise _Malformed(f"answer is not a JSON object: {_snippet(content)}")
+        raise MalformedAnswer(f"answer is not a JSON object: {_snippet(content)}")
     try:
         return ModelAnswer.model_validate(data)
     except ValidationError as err:
         problems = "; ".join(f"{p.path or 'answer'}: {p.message}" for p in validation_problems(err, "answer"))
-        raise _Malformed(f"invalid answer ({problems}): {_snippet(content)}") from None
+        raise MalformedAnswer(f"invalid answer ({problems}): {_snippet(content)}") from None
 
 
 def locate_quote(text: str, quote: str) -> tuple[int, int] | None:
@@ -195,9 +186,6 @@ def _snippet(text: str, limit: int = 300) -> str:
 
 
 # --- the judge ----------------------------------------------------------------------------------
-
-
-RemoteJudgeConfigError = JudgeSetupError  # a bad option or environment variable
 
 
 def _is_local(host: str) -> bool:
@@ -240,23 +228,23 @@ class OpenAIJudge:
         sleep: Callable[[float], None] = time.sleep,
     ):
         if not model:
-            raise RemoteJudgeConfigError("the openai judge needs a model name: --judge openai:MODEL")
+            raise JudgeSetupError("the openai judge needs a model name: --judge openai:MODEL")
         if prompt_version not in PROMPTS:
-            raise RemoteJudgeConfigError(
+            raise JudgeSetupError(
                 f"unknown prompt version {prompt_version!r}; known: {', '.join(sorted(PROMPTS))}")
         if timeout <= 0 or max_retries < 0 or concurrency < 1:
-            raise RemoteJudgeConfigError("timeout must be > 0, max_retries >= 0 and concurrency >= 1")
+            raise JudgeSetupError("timeout must be > 0, max_retries >= 0 and concurrency >= 1")
         if max_requests is not None and max_requests < 0:
-            raise RemoteJudgeConfigError("max_requests must be >= 0")
+            raise JudgeSetupError("max_requests must be >= 0")
         if max_cost is not None and price_per_1k_tokens is None:
-            raise RemoteJudgeConfigError(
+            raise JudgeSetupError(
                 f"max_cost needs price_per_1k_tokens ({ENV_PREFIX}PRICE_PER_1K) to turn tokens into cost")
         self.model = model
         self.base_url = (base_url or _env(f"{ENV_PREFIX}BASE_URL") or _env("OPENAI_BASE_URL")
                          or DEFAULT_BASE_URL).rstrip("/")
         parts = urlsplit(self.base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise RemoteJudgeConfigError(f"base URL {self.base_url!r} is not an http(s) URL")
+            raise JudgeSetupError(f"base URL {self.base_url!r} is not an http(s) URL")
         self.host = parts.netloc.rsplit("@", 1)[-1].lower()  # never a user:password part
         self.local = _is_local(parts.hostname)
         self._api_key = api_key or _env(f"{ENV_PREFIX}API_KEY") or _env("OPENAI_API_KEY")
@@ -352,12 +340,12 @@ class OpenAIJudge:
             try:
                 response = self._post(body, request)
                 answer = parse_answer(response)
-            except _Transient as err:
+            except TransientFailure as err:
                 problem = str(err)
                 if attempt < self.max_retries:
                     self._sleep(self._delay(attempt, err.retry_after))
                 continue
-            except _Malformed as err:
+            except MalformedAnswer as err:
                 problem = str(err)
                 if attempt < self.max_retries:
                     self._sleep(self._delay(attempt, None))
@@ -409,7 +397,7 @@ class OpenAIJudge:
             finally:
                 err.close()
             if status in (408, 409, 429) or status >= 500:
-                raise _Transient(f"HTTP {status}: {_snippet(detail)}", _retry_after(err.headers)) from None
+                raise TransientFailure(f"HTTP {status}: {_snippet(detail)}", _retry_after(err.headers)) from None
             if status in (401, 403, 404):  # the key, the URL or the model is wrong: every pair would fail
                 with self._lock:
                     self._abort = self._abort or f"an earlier request failed with HTTP {status}"
@@ -418,14 +406,14 @@ class OpenAIJudge:
         except (TimeoutError, urllib.error.URLError, ConnectionError, HTTPException, OSError) as err:
             reason = getattr(err, "reason", err)
             if isinstance(reason, TimeoutError) or "timed out" in str(reason):
-                raise _Transient(f"no answer within the {self.timeout:g}s timeout") from None
-            raise _Transient(f"connection to {self.host} failed: {reason!r}") from None
+                raise TransientFailure(f"no answer within the {self.timeout:g}s timeout") from None
+            raise TransientFailure(f"connection to {self.host} failed: {reason!r}") from None
         try:
             response = json.loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError):
-            raise _Malformed(f"response body is not JSON: {_snippet(raw.decode('utf-8', 'replace'))}") from None
+            raise MalformedAnswer(f"response body is not JSON: {_snippet(raw.decode('utf-8', 'replace'))}") from None
         if not isinstance(response, dict):
-            raise _Malformed(f"response body is not a JSON object: {_snippet(raw.decode('utf-8', 'replace'))}")
+            raise MalformedAnswer(f"response body is not a JSON object: {_snippet(raw.decode('utf-8', 'replace'))}")
         self._count_usage(response)
         return response
 
@@ -480,42 +468,11 @@ def _retry_after(headers: Any) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-# --- registry -----------------------------------------------------------------------------------
-
-
-def _env_number(name: str, kind: type, default: Any) -> Any:
-    value = _env(name)
-    if value is None:
-        return default
-    try:
-        return kind(value)
-    except ValueError:
-        raise RemoteJudgeConfigError(f"{name}={value!r} is not a valid {kind.__name__}") from None
+# --- from the environment ------------------------------------------------------------------------
 
 
 def judge_from_env(model: str) -> OpenAIJudge:
-    """An OpenAIJudge for `model`, configured from the CITEAUDIT_OPENAI_* environment variables."""
-    p = ENV_PREFIX
-    return OpenAIJudge(
-        model,
-        timeout=_env_number(f"{p}TIMEOUT", float, 30.0),
-        max_retries=_env_number(f"{p}MAX_RETRIES", int, 3),
-        concurrency=_env_number(f"{p}CONCURRENCY", int, 4),
-        max_requests=_env_number(f"{p}MAX_REQUESTS", int, None),
-        max_cost=_env_number(f"{p}MAX_COST", float, None),
-        price_per_1k_tokens=_env_number(f"{p}PRICE_PER_1K", float, None),
-        prompt_version=_env(f"{p}PROMPT_VERSION") or PROMPT_VERSION,
-    )
-
-
-DESCRIPTION = ("a model behind an OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, llama.cpp, "
-               "Ollama): openai:MODEL; configured by CITEAUDIT_OPENAI_* variables, see docs/remote-judges.md")
-
-
-def register() -> None:
-    """Register `openai:MODEL` in the judge registry."""
-    from . import register_judge
-
-    @register_judge("openai", DESCRIPTION)
-    def _openai(argument: str, cases) -> OpenAIJudge:
-        return judge_from_env(argument)
+    """An OpenAIJudge for `model`, configured from the CITEAUDIT_OPENAI_* environment variables (checked
+    by the option table in judges/spec.py; the base URL and key are read by OpenAIJudge itself)."""
+    options = OPENAI.parse(model)
+    return OpenAIJudge(options.head, **options.keywords())

@@ -1,9 +1,10 @@
 """Cut long passages into overlapping windows on sentence boundaries; never truncate silently.
 
 A model reads at most so many tokens. A passage that does not fit is cut into windows of whole
-sentences, each window overlapping the previous one by a sentence, so that a claim supported across a
-sentence boundary is still seen whole. Only a single sentence longer than the budget is cut inside
-the sentence, and the window says so (`cut=True`).
+sentences (`citeaudit.text.rule_sentence_spans`: the edges the judges were measured with), each window
+overlapping the previous one by a sentence, so that a claim supported across a sentence boundary is
+still seen whole. Only a single sentence longer than the budget is cut inside the sentence, and the
+window says so (`cut=True`).
 """
 
 from __future__ import annotations
@@ -13,11 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..records import SourcePassage
-
-# A sentence ends after . ! ? ; and any closing quote or bracket, before whitespace; after CJK 。！？；
-# (no space needed); or at a line break. Common abbreviations do not end a sentence.
-_SENTENCE_END = re.compile(r"(?<=[.!?;])(?P<close>[\"'”’)\]]*)\s+|(?<=[。！？；])(?P<cjk>[\"'”’）」』]*)\s*|\n+")
-_ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|cf|Dr|Mr|Mrs|Ms|Prof|St|No|Fig|approx)|\b[A-Z])\.$")
+from ..text import rule_sentence_spans
 
 
 @dataclass(frozen=True)
@@ -27,27 +24,6 @@ class Window:
     end: int
     text: str
     cut: bool = False
-
-
-def sentence_spans(text: str) -> list[tuple[int, int]]:
-    """Character spans of the sentences of `text`, whitespace between them excluded."""
-    spans, start = [], 0
-    for m in _SENTENCE_END.finditer(text):
-        end = m.start() + len(m.group("close") or m.group("cjk") or "")  # closing quotes stay inside
-        if _ABBREVIATION.search(text[start:end].rstrip("\"'”’)]")) and "\n" not in m.group():
-            continue
-        spans.append((start, end))
-        start = m.end()
-    spans.append((start, len(text)))
-    out = []
-    for a, b in spans:
-        while a < b and text[a].isspace():
-            a += 1
-        while b > a and text[b - 1].isspace():
-            b -= 1
-        if b > a:
-            out.append((a, b))
-    return out
 
 
 def _cut_sentence(text: str, start: int, end: int, count: Callable[[str], int], budget: int) -> list[tuple[int, int]]:
@@ -80,7 +56,7 @@ def passage_windows(passage: SourcePassage, count: Callable[[str], int], budget:
     if count(text) <= budget:
         return [Window(passage.id, 0, len(text), text)]
     units: list[tuple[int, int, bool]] = []
-    for s, e in sentence_spans(text):
+    for s, e in rule_sentence_spans(text):
         if count(text[s:e]) <= budget:
             units.append((s, e, False))
         else:

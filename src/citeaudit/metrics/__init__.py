@@ -2,13 +2,14 @@
 
 from .names import DESCRIPTIONS, parse_at_k
 from .ratio import Ratio
+from .signature import Signature
 from .scoring import (
-    AnswerResult, CitationCheck, ClaimResult, Report, Settings, StatementResult, citation_checks,
+    AnswerResult, CitationCheck, ClaimResult, Parsing, Report, Settings, StatementResult, citation_checks,
     plan_requests, retrieval_ratios, score_answer, score_cases,
 )
 
 __all__ = [
-    "DESCRIPTIONS", "AnswerResult", "CitationCheck", "ClaimResult", "Ratio", "Report", "Settings",
+    "DESCRIPTIONS", "AnswerResult", "CitationCheck", "ClaimResult", "Parsing", "Ratio", "Report", "Settings", "Signature",
     "StatementResult", "citation_checks", "parse_at_k", "plan_requests", "retrieval_ratios",
     "score_answer", "score_cases",
 ]

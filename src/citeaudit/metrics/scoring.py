@@ -15,12 +15,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from pydantic import BaseModel
+
 from .._version import __version__
 from ..judges.base import JudgmentSource, Request
 from ..records import LABELS, Answer, Judgment, SourcePassage
 from ..resolve import ResolvedCase
 from . import names as N
 from .ratio import Ratio, mean_of
+from .signature import Signature
 
 NO_CITATION_JUDGE = "rule:no-citation"
 
@@ -54,8 +57,9 @@ class CitationCheck:
                 "reason": self.reason}
 
 
-@dataclass
-class ClaimResult:
+class ClaimResult(BaseModel):
+    """One atomic claim as scored; the run log keeps it as it is (report/results.py)."""
+
     statement: int
     index: int
     id: str | None
@@ -164,7 +168,8 @@ def score_answer(rc: ResolvedCase, answer: Answer, judgments: JudgmentSource, se
             for c, claim in enumerate(st.atomic_claims()):
                 ids = list(claim.citations or [])
                 judgment = _judge_set(judgments, claim.text, rc.cited(ids))
-                claims.append(ClaimResult(s, c, claim.id, claim.text, ids, list(claim.facts), judgment))
+                claims.append(ClaimResult(statement=s, index=c, id=claim.id, text=claim.text, citations=ids,
+                                          facts=list(claim.facts), judgment=judgment))
         statements.append(result)
     required = [f.id for f in rc.case.facts]
     conveyed = {f for c in claims if c.supported for f in c.facts}
@@ -204,19 +209,20 @@ def retrieval_ratios(rc: ResolvedCase, settings: Settings) -> dict[str, Ratio]:
 # Signatures and the whole report.
 
 
-def signature(name: str, judge: str | None, settings: Settings) -> str:
-    parts = [name]
-    if judge is not None:
-        parts.append(f"judge:{judge}")
-    if name in (N.CITATION_PRECISION, N.ALCE_CITATION_PRECISION):
-        parts.append(f"nocite:{'0' if settings.no_citation_precision == 'zero' else 'n/a'}")
-    at_k = N.parse_at_k(name)
-    if at_k:
-        parts.append("gold:documents" if at_k[0] == "recall" else "gold:facts")
-    else:
-        parts.append("agg:" + ("mean-per-answer" if name in N.MEAN_MEASURES else "sum"))
-    parts.append(f"version:{__version__}")
-    return "|".join(parts)
+@dataclass(frozen=True)
+class Parsing:
+    """Who turned raw answer text into statements and claims (None in a report: nothing was parsed)."""
+
+    parser: str
+    claims: str
+
+    @classmethod
+    def of(cls, cases: Sequence[ResolvedCase]) -> Parsing | None:
+        if not any(rc.parsed for rc in cases):
+            return None
+        from ..parse import claim_splitter_signature, parser_signature
+
+        return cls(parser_signature(), claim_splitter_signature())
 
 
 @dataclass
@@ -228,6 +234,16 @@ class Report:
     retrieval: dict[str, dict[str, Ratio]]  # case id -> name -> ratio
     judge_signature: str
     settings: Settings
+    parsing: Parsing | None = None
+
+    @property
+    def run_signature(self) -> Signature:
+        """Every setting behind this report's figures, as one comparable object."""
+        return Signature(judge=self.judge_signature,
+                         parser=self.parsing.parser if self.parsing else None,
+                         claims=self.parsing.claims if self.parsing else None,
+                         nocite="0" if self.settings.no_citation_precision == "zero" else "n/a",
+                         version=__version__)
 
     def summary(self, results: Sequence[AnswerResult] | None = None) -> dict[str, Ratio]:
         """Summed ratios over answers, plus ALCE's per-answer means."""
@@ -263,14 +279,14 @@ class Report:
         return {label: total.get(label, 0) for label in LABELS}
 
     def signature(self, name: str) -> str:
-        judged = N.parse_at_k(name) is None and name not in N.JUDGE_FREE
-        return signature(name, self.judge_signature if judged else None, self.settings)
+        return self.run_signature.render(name)
 
 
 def score_cases(cases: Sequence[ResolvedCase], judgments: JudgmentSource, settings: Settings = Settings(),
-                progress: Callable[[int], None] | None = None) -> Report:
+                progress: Callable[[int], None] | None = None, parsing: Parsing | None = None) -> Report:
     """Score every answer of every case. Stops with the judge's error on a pair it cannot judge.
-    `progress(1)` is called after each answer."""
+    `progress(1)` is called after each answer. `parsing` names who parsed raw answer text (found from
+    the cases when not given; a run log's cases are parsed already and pass their own)."""
     answers = []
     for rc in cases:
         for a in rc.case.answers:
@@ -278,7 +294,7 @@ def score_cases(cases: Sequence[ResolvedCase], judgments: JudgmentSource, settin
             if progress:
                 progress(1)
     retrieval = {rc.id: retrieval_ratios(rc, settings) for rc in cases}
-    return Report(list(cases), answers, retrieval, judgments.signature, settings)
+    return Report(list(cases), answers, retrieval, judgments.signature, settings, parsing or Parsing.of(cases))
 
 
 def plan_requests(cases: Sequence[ResolvedCase]) -> list[Request]:

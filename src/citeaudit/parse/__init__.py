@@ -11,4 +11,24 @@ from .answer import parse_answer
 from .decompose import Decomposer, NoDecomposer, RuleDecomposer
 from .text import detect_language
 
-__all__ = ["Decomposer", "NoDecomposer", "RuleDecomposer", "detect_language", "parse_answer"]
+# Bump when a rule of sentence splitting, marker reading or statement kinds changes.
+PARSER_VERSION = "1"
+
+
+def parser_signature() -> str:
+    """The parser's part of a signature: its own version and pysbd's, which splits the sentences."""
+    import pysbd
+
+    return f"citeaudit-parse@{PARSER_VERSION}+pysbd-{pysbd.__version__}"
+
+
+def claim_splitter_signature(decomposer: Decomposer | None = None) -> str:
+    """The claim splitter's part of a signature (a custom decomposer may name itself with `signature`)."""
+    decomposer = decomposer if decomposer is not None else RuleDecomposer()
+    return getattr(decomposer, "signature", type(decomposer).__name__)
+
+
+__all__ = [
+    "PARSER_VERSION", "Decomposer", "NoDecomposer", "RuleDecomposer", "claim_splitter_signature",
+    "detect_language", "parse_answer", "parser_signature",
+]

@@ -71,12 +71,16 @@ class Decomposer(Protocol):
 class NoDecomposer:
     """Keeps every statement whole (one claim per statement)."""
 
+    signature = "none"
+
     def decompose(self, statement_text: str, lang: str) -> list[tuple[int, int]]:
         return [(0, len(statement_text))]
 
 
 class RuleDecomposer:
     """Splits coordinated independent clauses; see the module docstring for the rules."""
+
+    signature = "rule@1"  # bump when a rule changes which claims a statement yields
 
     def decompose(self, statement_text: str, lang: str) -> list[tuple[int, int]]:
         if lang == "zh":

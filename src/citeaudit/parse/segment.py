@@ -31,10 +31,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 
-import pysbd
-
+from ..text import sentence_spans
 from .markers import Cluster
 
 # Lower-cased, without the final period. Only used to glue a split before a digit or lower case.
@@ -76,11 +74,6 @@ class Sentence:
         "include:\\n1[2]. Text") is left out: the span covers text and closing markers only.
         """
         return self.start, max(self.end, self.span_end)
-
-
-@lru_cache(maxsize=8)
-def _segmenter(lang: str) -> pysbd.Segmenter:
-    return pysbd.Segmenter(language=lang, clean=False, char_span=False)
 
 
 @dataclass(frozen=True)
@@ -130,53 +123,6 @@ def _join_wrapped_lines(view: str) -> str:
         if m.group(1) not in _SENTENCE_END:
             chars[m.start() + m.group().index("\n")] = " "
     return "".join(chars)
-
-
-def _pysbd_ranges(view: str, lang: str) -> list[tuple[int, int]]:
-    """pysbd's segments as (start, end) ranges of ``view``.
-
-    pysbd with clean=False returns the text's own characters, but may drop leading whitespace, so
-    each segment is located from a cursor rather than by summing lengths.
-    """
-    try:
-        segmenter = _segmenter(lang)
-    except ValueError:  # a language pysbd does not know: fall back to English rules
-        segmenter = _segmenter("en")
-    ranges: list[tuple[int, int]] = []
-    cursor = 0
-    for seg in segmenter.segment(view):
-        found = view.find(seg, cursor)
-        if found < 0:  # pysbd altered the text after all: locate its stripped form
-            seg = seg.strip()
-            found = view.find(seg, cursor)
-            if found < 0 or not seg:
-                continue
-        ranges.append((found, found + len(seg)))
-        cursor = found + len(seg)
-    # Nothing may be lost between pysbd's segments: widen each to reach the next.
-    return [
-        (0 if i == 0 else a, ranges[i + 1][0] if i + 1 < len(ranges) else len(view))
-        for i, (a, _) in enumerate(ranges)
-    ]
-
-
-def _content(view: str, a: int, b: int) -> tuple[int, int] | None:
-    """The range [a, b) without surrounding whitespace; None when blank."""
-    while a < b and view[a].isspace():
-        a += 1
-    while b > a and view[b - 1].isspace():
-        b -= 1
-    return (a, b) if a < b else None
-
-
-def _split_lines(view: str, ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    out = []
-    for a, b in ranges:
-        for m in re.finditer(r"[^\n]+", view[a:b]):
-            rng = _content(view, a + m.start(), a + m.end())
-            if rng:
-                out.append(rng)
-    return out
 
 
 def _last_word(s: str) -> str:
@@ -247,7 +193,7 @@ def split_sentences(
     """Sentences of ``text`` with the clusters credited to each. ``blank`` ranges are ignored."""
     view = _view(text, clusters, blank)
     seen = view.text if lang == "zh" else _join_wrapped_lines(view.text)
-    ranges = _glue(seen, _split_lines(seen, _pysbd_ranges(seen, lang)), lang)
+    ranges = _glue(seen, sentence_spans(seen, lang), lang)
 
     prefix_re = _PREFIX_ZH if lang == "zh" else _PREFIX_EN
     enumerator_re = _ENUMERATOR_ZH if lang == "zh" else _ENUMERATOR_EN

@@ -1,29 +1,17 @@
-"""Text helpers: language detection and marker-free cleaning that remembers original offsets."""
+"""Marker-free cleaning that remembers original offsets; language detection is citeaudit.text's."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..text import detect_language
 from .markers import Cluster
 
-# Han ideographs, CJK punctuation, kana, full-width forms.
-_CJK = re.compile(r"[\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
-_LATIN = re.compile(r"[A-Za-z\u00c0-\u024f]")
+__all__ = ["CLOSING", "Cleaned", "clean", "detect_language"]
+
 # Punctuation that closes a clause or sentence: no space goes before it once a marker is removed.
 CLOSING = set(".,;:!?)]}%…。，；：！？、）」』》”’")
-
-
-def detect_language(text: str) -> str:
-    """``"zh"`` when CJK characters make up at least a fifth of the letters, else ``"en"``.
-
-    A word of English is counted as its letters, so a Chinese answer quoting "Eco" or "80 °C" stays
-    Chinese, and an English answer quoting one Chinese name stays English.
-    """
-    cjk = len(_CJK.findall(text))
-    latin = len(_LATIN.findall(text))
-    return "zh" if cjk and cjk >= 0.2 * (cjk + latin) else "en"
 
 
 @dataclass(frozen=True)

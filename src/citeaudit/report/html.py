@@ -31,17 +31,17 @@ def _bar_chart(rows: list[tuple[str, dict[str, float | None]]], series: tuple[st
 
 def _recall_curves(log: RunLog) -> list[dict[str, Any]]:
     curves = []
-    for case in log.results["cases"]:
+    for case in log.results.cases:
         points = []
-        for name, ratio in case["retrieval"].items():
-            if name.startswith("recall@") and ratio["value"] is not None:
-                points.append((int(name.split("@")[1]), ratio["value"]))
+        for name, ratio in case.retrieval.items():
+            if name.startswith("recall@") and ratio.value is not None:
+                points.append((int(name.split("@")[1]), ratio.value))
         if len(points) > 1:
             kmax = max(k for k, _ in points)
             kmin = min(k for k, _ in points)
             w, h = 340, 140
             coords = [(40 + (k - kmin) / max(kmax - kmin, 1) * (w - 90), h - 25 - v * (h - 50)) for k, v in points]
-            curves.append({"case": case["id"], "w": w, "h": h, "points": points,
+            curves.append({"case": case.id, "w": w, "h": h, "points": points,
                            "path": " ".join(f"{x:.1f},{y:.1f}" for x, y in coords), "coords": coords})
     return curves
 
@@ -52,14 +52,14 @@ def render_html(log: RunLog) -> str:
     env = Environment(loader=PackageLoader("citeaudit.report", "templates"),
                       autoescape=select_autoescape(default=True, default_for_string=True))
     texts = _passage_texts(log)
-    answers = log.results["answers"]
-    metric_rows = [(f"{a['case']}/{a['answer']}", {m: a["metrics"][m]["value"] for m in PLOT_MEASURES}) for a in answers]
-    label_rows = [(f"{a['case']}/{a['answer']}", a["labels"]) for a in answers]
+    answers = log.results.answers
+    metric_rows = [(f"{a.case}/{a.answer}", {m: a.metrics[m].value for m in PLOT_MEASURES}) for a in answers]
+    label_rows = [(f"{a.case}/{a.answer}", a.labels) for a in answers]
     return env.get_template("report.html.j2").render(
         log=log, answers=answers, texts=texts, zip=zip,
         metric_chart=_bar_chart(metric_rows, PLOT_MEASURES), measures=PLOT_MEASURES,
         label_rows=label_rows, label_colours=LABEL_COLOURS, curves=_recall_curves(log),
-        summary=log.results["summary"],
+        summary=log.results.summary,
     )
 
 

@@ -1,14 +1,16 @@
-"""Render a scoring Report as JSON, Markdown or a terminal table. Every figure shows its raw counts,
-and every measure's signature is printed once, under the figures (sacrebleu's footnote habit)."""
+"""Render a run's results (report/results.py) as Markdown or a terminal table. Every figure shows its
+raw counts, and every measure's signature is printed once, under the figures (sacrebleu's footnote
+habit). Scoring and `report` render the same records, so a report never recomputes a figure."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from .._version import __version__
 from ..metrics import names as N
 from ..metrics.ratio import Ratio
-from ..metrics.scoring import AnswerResult, Report
+from ..metrics.signature import Signature
+from ..records import LABELS
+from .results import AnswerRecord, CaseRecord, Finding, Ratios, Results, answer_json, to_json
+
+__all__ = ["answer_json", "diagnosis_markdown", "print_text", "signatures", "to_json", "to_markdown"]
 
 TABLE_MEASURES = (N.CITATION_PRESENCE, N.SUPPORT, N.CITATION_RECALL, N.CITATION_PRECISION, N.COVERAGE)
 HEADERS = {
@@ -23,72 +25,32 @@ HEADERS = {
 }
 
 
-def _ratios_json(report: Report, ratios: dict[str, Ratio]) -> dict[str, Any]:
-    return {name: {**r.to_dict(), "signature": report.signature(name)} for name, r in ratios.items()}
+def signatures(results: Results, signature: Signature) -> list[tuple[str, str]]:
+    names = list(results.summary.retrieval) + list(TABLE_MEASURES) + [N.ABSTENTION, *N.MEAN_MEASURES]
+    return [(n, signature.render(n)) for n in names]
 
 
-def answer_json(report: Report, r: AnswerResult) -> dict[str, Any]:
-    return {
-        "case": r.case_id,
-        "answer": r.answer_id,
-        "system": r.system,
-        "abstained": r.abstained,
-        "metrics": _ratios_json(report, r.ratios()),
-        "labels": r.label_counts(),
-        "covered_facts": r.covered_facts,
-        "statements": [
-            {
-                "index": s.index, "id": s.id, "text": s.text, "kind": s.kind, "citations": s.citations,
-                "cited_set_supports": s.supported if s.kind == "claim" else None,
-                "judgment": s.judgment.model_dump(exclude_none=True) if s.judgment else None,
-                "citation_checks": [c.to_dict() for c in s.checks],
-            }
-            for s in r.statements
-        ],
-        "claims": [
-            {
-                "statement": c.statement, "index": c.index, "id": c.id, "text": c.text,
-                "citations": c.citations, "facts": c.facts,
-                "judgment": c.judgment.model_dump(exclude_none=True),
-            }
-            for c in r.claims
-        ],
-    }
+def _retrieval_line(ratios: Ratios) -> str:
+    return " · ".join(f"{name} {record.ratio()}" for name, record in ratios.items())
 
 
-def to_json(report: Report) -> dict[str, Any]:
-    return {
-        "citeaudit_version": __version__,
-        "judge": report.judge_signature,
-        "settings": {"k": list(report.settings.ks), "no_citation_precision": report.settings.no_citation_precision},
-        "cases": [
-            {"id": rc.id, "question": rc.case.question, "origin": rc.origin,
-             "retrieval": _ratios_json(report, report.retrieval[rc.id])}
-            for rc in report.cases
-        ],
-        "answers": [answer_json(report, r) for r in report.answers],
-        "summary": {
-            "all": _ratios_json(report, report.summary()),
-            "by_system": {s: _ratios_json(report, report.summary(rs)) for s, rs in report.by_system().items()},
-            "labels": report.label_counts(),
-            "retrieval": _ratios_json(report, report.retrieval_summary()),
-        },
-    }
+def _answers_of(results: Results, case: CaseRecord) -> list[AnswerRecord]:
+    return [a for a in results.answers if a.case == case.id]
 
 
-def signatures(report: Report) -> list[tuple[str, str]]:
-    names = list(report.retrieval_summary()) + list(TABLE_MEASURES) + [N.ABSTENTION, *N.MEAN_MEASURES]
-    return [(n, report.signature(n)) for n in names]
+def _label_counts(answers: list[AnswerRecord]) -> dict[str, int]:
+    return {label: sum(a.labels.get(label, 0) for a in answers) for label in LABELS}
 
 
-def _retrieval_line(ratios: dict[str, Ratio]) -> str:
-    return " · ".join(f"{name} {ratio}" for name, ratio in ratios.items())
+def _summary_rows(results: Results) -> list[tuple[str, dict[str, Ratio], dict[str, int]]]:
+    def ratios(records: Ratios) -> dict[str, Ratio]:
+        return {name: record.ratio() for name, record in records.items()}
 
-
-def _summary_rows(report: Report) -> list[tuple[str, dict[str, Ratio], dict[str, int]]]:
-    rows = [(system, report.summary(rs), report.label_counts(rs)) for system, rs in report.by_system().items()]
+    groups = results.by_system()
+    rows = [(system, ratios(results.summary.by_system[system]), _label_counts(answers))
+            for system, answers in groups.items()]
     if len(rows) > 1:
-        rows.append(("all", report.summary(), report.label_counts()))
+        rows.append(("all", ratios(results.summary.all), dict(results.summary.labels)))
     return rows
 
 
@@ -103,64 +65,66 @@ def _md_cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def to_markdown(report: Report) -> str:
+def _abstained(a: AnswerRecord) -> str:
+    return " — abstained (no claims)" if a.abstained else ""
+
+
+def to_markdown(results: Results, signature: Signature) -> str:
     out: list[str] = []
-    for rc in report.cases:
-        out += [f"## Case `{rc.id}`", "", f"> {rc.case.question}", ""]
-        out += [f"Retrieval: {_retrieval_line(report.retrieval[rc.id])}", ""]
-        for r in (a for a in report.answers if a.case_id == rc.id):
-            out += [f"### Answer `{r.answer_id}`" + (" — abstained (no claims)" if r.abstained else ""), ""]
+    for case in results.cases:
+        out += [f"## Case `{case.id}`", "", f"> {case.question}", ""]
+        out += [f"Retrieval: {_retrieval_line(case.retrieval)}", ""]
+        for a in _answers_of(results, case):
+            out += [f"### Answer `{a.answer}`" + _abstained(a), ""]
             out += ["| # | claim | cited | label | why |", "|---|---|---|---|---|"]
-            for c in r.claims:
+            for c in a.claims:
                 why, text = (_md_cell(x) for x in (c.judgment.explanation or "", c.text))
                 out.append(f"| {c.statement + 1}.{c.index + 1} | {text} | "
                            f"{', '.join(c.citations) or '—'} | {c.judgment.label} | {why} |")
             out.append("")
     out += ["## Summary", "", "| system | " + " | ".join(HEADERS[m] for m in TABLE_MEASURES) + f" | {LABELS_HEADER} |",
             "|---|" + "---|" * (len(TABLE_MEASURES) + 1)]
-    for system, ratios, labels in _summary_rows(report):
+    for system, ratios, labels in _summary_rows(results):
         out.append(f"| {system} | " + " | ".join(str(ratios[m]) for m in TABLE_MEASURES) + f" | {_label_cell(labels)} |")
-    out += ["", "Signatures:", ""] + [f"- `{n}`: `{s}`" for n, s in signatures(report)]
+    out += ["", "Signatures:", ""] + [f"- `{n}`: `{s}`" for n, s in signatures(results, signature)]
     return "\n".join(out) + "\n"
 
 
-def print_text(report: Report, console) -> None:
+def print_text(results: Results, signature: Signature, console) -> None:
     """Terminal output with rich tables (colour only when the console is a terminal)."""
     from rich.table import Table
 
     label_style = {"full": "green", "partial": "yellow", "none": "red", "contradicts": "bold red"}
-    for rc in report.cases:
-        console.print(f"[bold]Case {rc.id}[/bold]: {rc.case.question}", highlight=False)
-        console.print(f"  retrieval: {_retrieval_line(report.retrieval[rc.id])}", highlight=False)
-        for r in (a for a in report.answers if a.case_id == rc.id):
-            title = f"answer {r.answer_id}" + (" — abstained (no claims)" if r.abstained else "")
-            table = Table(title=title, title_justify="left", show_lines=False)
+    for case in results.cases:
+        console.print(f"[bold]Case {case.id}[/bold]: {case.question}", highlight=False)
+        console.print(f"  retrieval: {_retrieval_line(case.retrieval)}", highlight=False)
+        for a in _answers_of(results, case):
+            table = Table(title=f"answer {a.answer}" + _abstained(a), title_justify="left", show_lines=False)
             for col in ("#", "claim", "cited", "label", "why"):
                 table.add_column(col, overflow="fold")
-            for c in r.claims:
+            for c in a.claims:
                 table.add_row(f"{c.statement + 1}.{c.index + 1}", c.text, ", ".join(c.citations) or "—",
                               f"[{label_style[c.judgment.label]}]{c.judgment.label}[/]", c.judgment.explanation or "")
-            for s in r.statements:
+            for s in a.statements:
                 if s.kind != "claim":
                     table.add_row(f"{s.index + 1}", s.text, "—", f"({s.kind})", "not scored")
             console.print(table)
-            ratios = r.ratios()
-            console.print("  " + " · ".join(f"{m} {ratios[m]}" for m in TABLE_MEASURES), highlight=False)
+            console.print("  " + " · ".join(f"{m} {a.metrics[m].ratio()}" for m in TABLE_MEASURES), highlight=False)
         console.print()
     table = Table(title="summary", title_justify="left")
     table.add_column("system")
     for m in TABLE_MEASURES:
         table.add_column(HEADERS[m])
     table.add_column(LABELS_HEADER)
-    for system, ratios, labels in _summary_rows(report):
+    for system, ratios, labels in _summary_rows(results):
         table.add_row(system, *(str(ratios[m]) for m in TABLE_MEASURES), _label_cell(labels))
     console.print(table)
     console.print("signatures:", highlight=False)
-    for n, s in signatures(report):
+    for n, s in signatures(results, signature):
         console.print(f"  {n}: {s}", highlight=False, soft_wrap=True)
 
 
-def diagnosis_markdown(diagnosis: dict[str, list[dict[str, Any]]]) -> str:
+def diagnosis_markdown(diagnosis: dict[str, list[Finding]]) -> str:
     """Failures grouped by where the fix lies: search and filters, evidence use, or completeness."""
     out = ["## Diagnosis", ""]
     for answer, findings in diagnosis.items():
@@ -169,6 +133,6 @@ def diagnosis_markdown(diagnosis: dict[str, list[dict[str, Any]]]) -> str:
             continue
         out.append(f"- `{answer}`:")
         for area in ("search and filters", "evidence use", "completeness"):
-            for f in (f for f in findings if f["area"] == area):
-                out.append(f"  - {area}: {f['kind']} {f['ref']} *{f['cause'].replace('_', ' ')}* — {f['text']}")
+            for f in (f for f in findings if f.area == area):
+                out.append(f"  - {area}: {f.kind} {f.ref} *{f.cause.replace('_', ' ')}* — {f.text}")
     return "\n".join(out) + "\n"

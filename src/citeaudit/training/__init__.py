@@ -1,9 +1,11 @@
-"""Data for building and measuring model judges: readers for public human-labelled attribution sets."""
+"""Building and measuring model judges: readers for public human-labelled attribution sets (data),
+the training mix and fine-tuning (train), ONNX export and the model card (export), and the fit of
+the judge's calibration (calibrate). `citeaudit train-judge` runs train, export and calibrate in turn."""
 
 from .data import (
-    DEFAULT_DATA_DIR,
     LABEL_MAPPING,
     export_validation_sets,
+    find_data_dir,
     load_all,
     normalise_claim,
     split_of,
@@ -11,6 +13,6 @@ from .data import (
 )
 
 __all__ = [
-    "DEFAULT_DATA_DIR", "LABEL_MAPPING", "export_validation_sets", "load_all", "normalise_claim",
+    "LABEL_MAPPING", "export_validation_sets", "find_data_dir", "load_all", "normalise_claim",
     "split_of", "split_rows",
 ]

@@ -20,6 +20,10 @@ CiteCheck's `0` covers both "information changed" and "information deleted" nega
 The split is by claim: sha256 of the normalised claim text (NFKC, case-folded, citation markers and
 punctuation and spacing dropped) picks train (80 %), dev (10 %) or test (10 %), so the same claim never sits in
 two splits, whichever source or system it came from.
+
+The data folder is the one passed in (`--data-dir`), else $CITEAUDIT_DATA_DIR, else the first
+`shared/data` found in the current folder or a folder above it (a checkout beside the shared data);
+it is looked up when the data is read, not when the module is imported.
 """
 
 from __future__ import annotations
@@ -34,8 +38,10 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-# The public sets sit in shared/data beside a checkout of the project; CITEAUDIT_DATA_DIR overrides.
-DEFAULT_DATA_DIR = Path(os.environ.get("CITEAUDIT_DATA_DIR") or Path(__file__).resolve().parents[3].parent / "shared" / "data")
+from ..errors import TrainingError
+from ..labelled import Row, parse_rows
+
+DATA_DIR_VARIABLE = "CITEAUDIT_DATA_DIR"
 
 LABEL_MAPPING: dict[str, dict[str, str]] = {
     "wice": {"supported": "full", "partially_supported": "partial", "not_supported": "none"},
@@ -66,6 +72,26 @@ def split_of(claim: str, dev: int = 10, test: int = 10) -> str:
     if bucket < 100 - dev - test:
         return "train"
     return "dev" if bucket < 100 - test else "test"
+
+
+def find_data_dir() -> Path:
+    """$CITEAUDIT_DATA_DIR, else the first shared/data in the current folder or one above it."""
+    named = os.environ.get(DATA_DIR_VARIABLE)
+    if named:
+        if not Path(named).is_dir():
+            raise TrainingError(f"{DATA_DIR_VARIABLE}={named}: no such folder")
+        return Path(named)
+    here = Path.cwd().resolve()
+    for folder in (here, *here.parents):
+        if (folder / "shared" / "data").is_dir():
+            return folder / "shared" / "data"
+    raise TrainingError(f"no data folder: found no shared/data in {here} or a folder above it; "
+                        f"pass --data-dir or set {DATA_DIR_VARIABLE}")
+
+
+def data_dir_or_default(data_dir: Path | str | None) -> Path:
+    """The data folder given, else the one `find_data_dir` finds."""
+    return Path(data_dir) if data_dir else find_data_dir()
 
 
 def _row(id_: str, claim: str, passages: list[tuple[str, str]], label: str, source: str, lang: str) -> dict:
@@ -199,9 +225,9 @@ def read_citecheck(path: Path) -> Iterator[dict]:
         yield _row(f"citecheck:{d.get('idx', n)}:{n}", statement, passages, label, "citecheck", "zh")
 
 
-def load_all(data_dir: Path | str = DEFAULT_DATA_DIR) -> list[dict]:
+def load_all(data_dir: Path | str | None = None) -> list[dict]:
     """Every row of every attribution set, in a fixed order."""
-    base = Path(data_dir)
+    base = data_dir_or_default(data_dir)
     rows: list[dict] = []
     rows += read_wice(base / "wice" / "oracle_chunks__claim__dev.jsonl")
     rows += read_expertqa(base / "expertqa" / f"{name}.jsonl"
@@ -228,7 +254,7 @@ def write_jsonl(path: Path, rows: Iterable[dict]) -> int:
     return n
 
 
-def export_validation_sets(out_dir: Path | str, data_dir: Path | str = DEFAULT_DATA_DIR,
+def export_validation_sets(out_dir: Path | str, data_dir: Path | str | None = None,
                            include_train: bool = False) -> dict[str, int]:
     """Write dev.jsonl and test.jsonl (and train.jsonl when asked) under out_dir; returns row counts."""
     out = Path(out_dir)
@@ -236,6 +262,17 @@ def export_validation_sets(out_dir: Path | str, data_dir: Path | str = DEFAULT_D
     splits = split_rows(load_all(data_dir))
     wanted = SPLITS if include_train else ("dev", "test")
     return {name: write_jsonl(out / f"{name}.jsonl", splits[name]) for name in wanted}
+
+
+def dev_rows(data_dir: Path | str | None = None, lang: str | None = None, limit: int | None = None,
+             seed: int = 0) -> list[Row]:
+    """The dev split as labelled Rows (optionally one language, a fixed random sample of `limit`)."""
+    import random
+
+    rows = [r for r in split_rows(load_all(data_dir))["dev"] if lang is None or r["lang"] == lang]
+    if limit and len(rows) > limit:
+        rows = random.Random(seed).sample(rows, limit)
+    return parse_rows([json.dumps(r, ensure_ascii=False) for r in rows])
 
 
 # --- Generic NLI pairs (shared/data/nli), for training a model judge -------------------------------
@@ -255,14 +292,14 @@ NLI_SETS: dict[str, tuple[str, str, str]] = {
 }
 
 
-def read_nli(name: str, data_dir: Path | str = DEFAULT_DATA_DIR) -> list[dict]:
+def read_nli(name: str, data_dir: Path | str | None = None) -> list[dict]:
     """One generic NLI set as {"premise", "hypothesis", "label", "source"} with labels mapped onto
     full (entailment) / none (neutral, not_entailment) / contradicts (contradiction); rows with
     other or missing labels are skipped."""
     import csv
 
     rel, fmt, _ = NLI_SETS[name]
-    path = Path(data_dir) / rel
+    path = data_dir_or_default(data_dir) / rel
     out: list[dict] = []
 
     def add(premise: str | None, hypothesis: str | None, label: str | None) -> None:

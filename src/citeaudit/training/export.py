@@ -16,10 +16,9 @@ import shutil
 from pathlib import Path
 
 from ..records import file_sha256
-from .train import DEFAULT_WORK_DIR, ID2LABEL, LABEL2ID, base_model_dir
+from .config import DEFAULT_WORK_DIR, ID2LABEL, IDENTITY_LABELS, LABEL2ID, base_model_dir
+from .data import dev_rows
 
-# local.LABEL_ALIASES does not know the plain names "full" / "none": give the mapping explicitly
-IDENTITY_LABELS = {name: name for name in ID2LABEL.values()}
 SHIPPED_FILES = ("model_int8.onnx", "tokenizer.json", "config.json")
 
 
@@ -102,23 +101,11 @@ def quantize_int8(fp32_dir: Path, out_dir: Path) -> Path:
     return out_dir / "model_int8.onnx"
 
 
-def dev_rows(data_dir=None, lang: str | None = "en", limit: int | None = None, seed: int = 0):
-    """validation Rows of the dev split (optionally one language, a fixed random sample)."""
-    import random
-
-    from ..validation import parse_rows
-    from .data import DEFAULT_DATA_DIR, load_all, split_rows
-
-    rows = [r for r in split_rows(load_all(data_dir or DEFAULT_DATA_DIR))["dev"] if lang is None or r["lang"] == lang]
-    if limit and len(rows) > limit:
-        rows = random.Random(seed).sample(rows, limit)
-    return parse_rows([json.dumps(r, ensure_ascii=False) for r in rows])
-
-
 def compare_fp32_int8(fp32_dir: Path, int8_dir: Path, data_dir=None, limit: int | None = 300, threads: int = 2) -> dict:
     """Label agreement and balanced accuracy (full vs rest) of the two ONNX models on English dev rows."""
     from ..judges.local import CrossEncoderJudge
-    from ..validation import balanced_accuracy, predict, roc_auc
+    from ..stats import balanced_accuracy, roc_auc
+    from ..validation import predict
 
     rows = dev_rows(data_dir, "en", limit)
     gold = [r.label == "full" for r in rows]

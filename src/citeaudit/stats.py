@@ -1,0 +1,147 @@
+"""Agreement statistics between a judge and human labels: balanced accuracy, ROC AUC, Cohen's kappa,
+the confusion table and bootstrap 95 % intervals.
+
+Binary metrics compare `full` against the rest (what scoring counts as support); kappa compares all
+four labels. AUC needs a score (see `score_from`). Everything is plain numpy (small, tested, no
+scikit-learn), and this module stands below every other: it knows labels and numbers, not judges.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .records import LABELS
+
+
+def balanced_accuracy(gold: Sequence[bool], pred: Sequence[bool]) -> float | None:
+    """Mean of sensitivity and specificity; with one class only in gold, that class's recall."""
+    g = np.asarray(gold, dtype=bool)
+    p = np.asarray(pred, dtype=bool)
+    if g.size == 0:
+        return None
+    recalls = [float(np.mean(p[g == c] == c)) for c in (True, False) if np.any(g == c)]
+    return float(np.mean(recalls))
+
+
+def roc_auc(gold: Sequence[bool], scores: Sequence[float]) -> float | None:
+    """Probability that a random positive outscores a random negative (ties count half); None when
+    gold has a single class."""
+    g = np.asarray(gold, dtype=bool)
+    s = np.asarray(scores, dtype=float)
+    n_pos, n_neg = int(g.sum()), int((~g).sum())
+    if n_pos == 0 or n_neg == 0:
+        return None
+    order = np.argsort(s, kind="mergesort")
+    ranks = np.empty(len(s), dtype=float)
+    sorted_s = s[order]
+    # average ranks over ties
+    _, first, counts = np.unique(sorted_s, return_index=True, return_counts=True)
+    avg = first + (counts + 1) / 2.0
+    ranks[order] = np.repeat(avg, counts)
+    return float((ranks[g].sum() - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg))
+
+
+def cohen_kappa(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str] = LABELS) -> float | None:
+    """Cohen's kappa; 1.0 when both raters use one and the same single label throughout (perfect
+    agreement with no chance correction possible), None for no rows."""
+    if len(gold) == 0:
+        return None
+    index = {lab: i for i, lab in enumerate(labels)}
+    m = np.zeros((len(labels), len(labels)))
+    for a, b in zip(gold, pred):
+        m[index[a], index[b]] += 1
+    n = m.sum()
+    observed = np.trace(m) / n
+    expected = float((m.sum(axis=1) @ m.sum(axis=0)) / (n * n))
+    if expected >= 1.0:
+        return 1.0 if observed >= 1.0 else 0.0
+    return float((observed - expected) / (1.0 - expected))
+
+
+def confusion(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str] = LABELS) -> dict[str, dict[str, int]]:
+    """{gold label: {predicted label: count}}, every label present in both directions."""
+    table = {g: {p: 0 for p in labels} for g in labels}
+    for a, b in zip(gold, pred):
+        table[a][b] += 1
+    return table
+
+
+def bootstrap_interval(statistic: Callable[[np.ndarray], float | None], n: int, resamples: int = 1000,
+                       seed: int = 0, level: float = 0.95) -> tuple[float, float] | None:
+    """Percentile interval of `statistic(indices)` over `resamples` resamples of range(n) with
+    replacement; resamples where the statistic is undefined are skipped."""
+    if n == 0 or resamples <= 0:
+        return None
+    rng = np.random.default_rng(seed)
+    values = []
+    for _ in range(resamples):
+        v = statistic(rng.integers(0, n, size=n))
+        if v is not None and not np.isnan(v):
+            values.append(v)
+    if not values:
+        return None
+    alpha = (1.0 - level) / 2.0
+    lo, hi = np.quantile(np.asarray(values), [alpha, 1.0 - alpha])
+    return float(lo), float(hi)
+
+
+def best_threshold(gold: Sequence[bool], scores: Sequence[float]) -> tuple[float, float] | None:
+    """(threshold, balanced accuracy) maximising balanced accuracy of `score >= threshold`; the
+    threshold is the midpoint between adjacent distinct scores (lowest such on ties)."""
+    g = np.asarray(gold, dtype=bool)
+    s = np.asarray(scores, dtype=float)
+    if g.size == 0 or g.all() or not g.any():
+        return None
+    distinct = np.unique(s)
+    candidates = np.concatenate([[distinct[0] - 1e-6], (distinct[:-1] + distinct[1:]) / 2, [distinct[-1] + 1e-6]])
+    best = None
+    for t in candidates:
+        b = balanced_accuracy(g, s >= t)
+        if best is None or b > best[1] + 1e-12:
+            best = (float(t), float(b))
+    return best
+
+
+def score_from(scores: dict[str, float] | None) -> float | None:
+    """The score a judgment ranks by: p(support), else p(full), else the similarity; None without one."""
+    scores = scores or {}
+    for key in ("support", "full", "similarity"):
+        if key in scores and scores[key] is not None:
+            return float(scores[key])
+    return None
+
+
+def metrics(gold: Sequence[str], pred: Sequence[str], scores: Sequence[float | None],
+            resamples: int = 1000, seed: int = 0) -> dict[str, Any]:
+    """n, balanced accuracy (full vs rest), AUC, kappa, confusion; each with a bootstrap 95 % interval.
+    AUC is None unless every row has a score."""
+    g = np.asarray(gold, dtype=object)
+    p = np.asarray(pred, dtype=object)
+    gb = g == "full"
+    pb = p == "full"
+    have_scores = len(scores) > 0 and all(s is not None for s in scores)
+    s = np.asarray([x if x is not None else np.nan for x in scores], dtype=float)
+
+    def bacc(ix: np.ndarray):
+        return balanced_accuracy(gb[ix], pb[ix])
+
+    def auc(ix: np.ndarray):
+        return roc_auc(gb[ix], s[ix])
+
+    def kappa(ix: np.ndarray):
+        return cohen_kappa(list(g[ix]), list(p[ix]))
+
+    n = len(gold)
+    everything = np.arange(n)
+    out: dict[str, Any] = {"n": n, "n_full": int(gb.sum())}
+    for name, fn in (("balanced_accuracy", bacc), ("auc", auc), ("kappa", kappa)):
+        if name == "auc" and not have_scores:
+            out[name], out[f"{name}_ci"] = None, None
+            continue
+        out[name] = fn(everything) if n else None
+        out[f"{name}_ci"] = bootstrap_interval(fn, n, resamples, seed) if out[name] is not None else None
+    out["confusion"] = confusion(list(g), list(p))
+    return out
