@@ -14,9 +14,14 @@ from citeaudit.desk.app import create_app  # noqa: E402
 from citeaudit.runlog import SCHEMA_VERSION, read_runlog  # noqa: E402
 
 
+# The desk answers only to its own host names (see test_desk_security.py); the test client's default
+# "testserver" is not one of them.
+DESK = "http://127.0.0.1:8765"
+
+
 @pytest.fixture
 def client():
-    return TestClient(create_app(desk_session(())))
+    return TestClient(create_app(desk_session(())), base_url=DESK)
 
 
 def _figures(snapshot) -> tuple[str, str]:
@@ -133,7 +138,7 @@ def test_desk_on_a_run_log_replays_its_judgments(tmp_path, runner):
     runner.invoke(main, ["examples", "--write", str(tmp_path)])
     run = tmp_path / "run.json"
     assert runner.invoke(main, ["score", str(tmp_path / "p7_archive.json"), "--out", str(run)]).exit_code == 0
-    app = TestClient(create_app(desk_session([str(run)])))
+    app = TestClient(create_app(desk_session([str(run)])), base_url=DESK)
     snap = app.get("/api/state", params={"case": "p7", "answer": "A"}).json()
     assert snap["answer"]["metrics"]["support"]["numerator"] == 1
     assert snap["judge"] == json.loads(run.read_text())["judge"]
@@ -143,4 +148,9 @@ def test_desk_on_a_run_log_replays_its_judgments(tmp_path, runner):
 
 def test_unknown_walkthrough_and_case(client):
     assert client.post("/api/walkthrough", json={"name": "nope"}).status_code == 404
+    r = client.post("/api/walkthrough", json={"name": "test-scope", "variant": "nope"})
+    assert (r.status_code, r.json()) == (404, {"error": "no setup 'nope' of walkthrough 'test-scope'; its setups: "
+                                                         "window-receipt, clearance, two-supports"})
+    r = client.post("/api/walkthrough", json={"name": "follow", "variant": "nope"})
+    assert (r.status_code, r.json()) == (404, {"error": "no setup 'nope' of walkthrough 'follow'; it has no setups"})
     assert client.get("/api/state", params={"case": "nope"}).status_code == 404

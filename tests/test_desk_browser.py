@@ -275,6 +275,80 @@ def test_a_passage_with_markup_is_shown_as_text(chromium, tmp_path):
         assert page.get_by_text(XSS, exact=True).first.is_visible()
 
 
+RLO, LRI, PDI = "\u202e", "\u2067", "\u2069"
+MARK = "⟨U+202E⟩"
+# Any direction control left raw in what the page shows (text, tooltips, labels).
+RAW_BIDI = """(() => {
+  const bidi = /[\\u061C\\u200E\\u200F\\u202A-\\u202E\\u2066-\\u2069]/;
+  const shown = [document.body.innerText];
+  for (const el of document.querySelectorAll("[title], [aria-label]")) shown.push(el.title, el.getAttribute("aria-label"));
+  return shown.filter((t) => t && bidi.test(t));
+})()"""
+
+
+def test_direction_controls_in_ids_and_claims_are_shown_as_marks(chromium, tmp_path, shots):
+    # "\u202egnp.exe" displays as "exe.png" when the override is left to do its work.
+    passage = f"F{RLO}gnp.exe"
+    case = {
+        "id": "rlo", "question": f"Which file is {RLO}gnp.exe?",
+        "sources": [{"id": passage, "title": f"upload {RLO}fdp.exe",
+                     "text": f"The upload is named {RLO}gnp.exe and {LRI}hidden{PDI} marks."}],
+        "answers": [{"id": "a", "system": f"sys{RLO}tem",
+                     "statements": [{"id": f"C{RLO}1", "text": f"It is {RLO}gnp.exe", "citations": [passage]}]}],
+        "labels": [{"claim": f"It is {RLO}gnp.exe", "passages": [passage], "label": "full"}],
+    }
+    path = tmp_path / "rlo.json"
+    path.write_text(json.dumps(case), encoding="utf-8")
+    with serve(desk_session([str(path)])) as url, open_page(chromium, url) as page:
+        expect(page.locator("#st-0 .st-id")).to_have_text(f"C{MARK}1")
+        text = page.locator("#st-0 .st-text")
+        expect(text).to_have_text(f"It is {MARK}gnp.exe")
+        mark = text.locator(".bidi-mark")
+        expect(mark).to_have_text(MARK)
+        expect(mark).to_be_visible()
+        expect(mark).to_have_css("border-top-style", "solid")
+        # shown in logical order: the mark, then "gnp" to its right (an override would put "exe" first)
+        after = page.evaluate("""(() => {
+          const mark = document.querySelector("#st-0 .st-text .bidi-mark");
+          const range = document.createRange();
+          range.setStart(mark.nextSibling, 0);
+          range.setEnd(mark.nextSibling, 3);
+          return [range.toString(), range.getBoundingClientRect().left - mark.getBoundingClientRect().right];
+        })()""")
+        assert after[0] == "gnp" and after[1] >= 0, after
+        expect(page.locator("#passages .p-id")).to_have_text(f"F{MARK}gnp.exe")
+        expect(page.locator("#passages .p-title")).to_have_text(f"upload {MARK}fdp.exe")
+        expect(page.locator("#passages .p-text")).to_have_text(
+            f"The upload is named {MARK}gnp.exe and ⟨U+2067⟩hidden⟨U+2069⟩ marks.")
+        expect(page.locator("#question")).to_have_text(f"Question: Which file is {MARK}gnp.exe?")
+        expect(page.locator("#case-select option:checked")).to_have_text(f"rlo — Which file is {MARK}gnp.exe?")
+        expect(page.locator("#answer-select option:checked")).to_have_text(f"sys{MARK}tem (a)")
+        expect(page.locator("#inspector-title")).to_have_text(f"Statement C{MARK}1")
+        expect(page.locator("#inspector-citations")).to_have_text(f"F{MARK}gnp.exe")
+        expect(page.locator("#st-0 .st-cites")).to_have_text(f"cites F{MARK}gnp.exe")
+        # the edit field shows the marks too, and saving gives the text back as it was
+        expect(page.locator("#statement-text")).to_have_value(f"It is {MARK}gnp.exe")
+        page.click("#save-text")
+        expect(page.locator("#status")).to_have_text(f"Text of C{MARK}1 saved.")
+        expect(page.locator("#message")).to_be_hidden()
+        assert page.evaluate("window.__desk.snap.answer.statements[0].text") == f"It is {RLO}gnp.exe"
+        # the seed objects stay JSON: the control is written as its escape, and reads back as itself
+        seed = page.text_content("#inspector-statement-json")
+        assert "\\u202e" in seed and json.loads(seed)["statement"]["id"] == f"C{RLO}1"
+        page.click("#review-toggle")
+        expect(page.locator("#review-claim")).to_have_text(f"It is {MARK}gnp.exe")
+        expect(page.locator("#review-position")).to_have_text(f"Claim 1 of 1 · statement C{MARK}1")
+        assert page.evaluate(RAW_BIDI) == []
+        # the data itself is unchanged: a citation edit sends and gets back the raw id
+        page.click("#review-toggle")
+        page.locator(".cite-toggle").uncheck()
+        expect(page.locator("#st-0 .st-cites")).to_have_text("no citation")
+        page.locator(".cite-toggle").check()
+        expect(page.locator("#st-0 .st-cites")).to_have_text(f"cites F{MARK}gnp.exe")
+        assert page.evaluate("window.__desk.snap.answer.statements[0].citations") == [passage]
+        page.screenshot(path=str(shots / "bidi-marks.png"), full_page=True)
+
+
 def test_keyboard_only_select_a_statement_and_toggle_a_citation(page):
     exercise(page, "wt-follow")
     figures(page, "2/4", "2/3")

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+import sqlite3
+import threading
 
 import pytest
 
 from citeaudit.cli import main
-from citeaudit.errors import JudgeError, MissingJudgment
+from citeaudit.errors import CiteauditError, JudgeError, MissingJudgment
 from citeaudit.judges import Judgments, JudgmentStore, RecordedJudge, Request, judgment_key
 from citeaudit.metrics import Settings, plan_requests, score_cases
-from citeaudit.records import SourcePassage
+from citeaudit.records import Judgment, SourcePassage
 
 from helpers import SetJudge, load, make_case
 
@@ -143,3 +145,175 @@ def test_fill_keeps_what_a_failing_batch_did_judge(tmp_path):
     with pytest.raises(JudgeError, match="pairs failed"):
         judgments.fill(requests, batch_size=len(requests))
     assert len(store) == (len(requests) + 1) // 2 == judgments.asked
+
+
+# --- several runs on one store ---------------------------------------------------------------------
+
+
+def test_opening_a_new_store_waits_while_another_creator_holds_the_write_lock(tmp_path):
+    # Another run creating the same store holds its write lock; SQLite fails the WAL switch at once
+    # (it does not wait where waiting could deadlock), so opening must retry rather than crash.
+    path = tmp_path / "new.db"
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")
+    release = threading.Timer(0.3, lambda: other.execute("COMMIT"))
+    release.start()
+    try:
+        store = JudgmentStore(path)
+    finally:
+        release.join()
+        other.close()
+    assert len(store) == 0
+    assert store._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+class RacedJudge(SetJudge):
+    """While it judges, another run (a second handle on the same file) records a different judgment
+    of the same pair first."""
+
+    def __init__(self, *args, other: JudgmentStore):
+        super().__init__(*args)
+        self.other = other
+
+    def judge(self, text, passages):
+        self.other.put(Request.of(text, passages), Judgment(label="partial", judge=self.signature,
+                                                            explanation="recorded by the other run"))
+        return super().judge(text, passages)
+
+
+def test_a_pair_judged_by_two_runs_at_once_is_stored_once_and_both_use_the_stored_one(tmp_path):
+    store = JudgmentStore(tmp_path / "j.db")
+    judgments = Judgments(RacedJudge(SUP, other=JudgmentStore(tmp_path / "j.db")), store)
+    got = judgments.get("a", [_p(pid="S1")])
+    assert (got.label, got.explanation) == ("partial", "recorded by the other run")
+    assert judgments.asked == 1 and len(store) == 1
+    assert store.get(Request.of("a", [_p(pid="S1")]), SetJudge.signature) == got
+
+
+class SharingBatchJudge(BatchSetJudge):
+    """Before its first batch returns, another run records the judgments of the next four pairs."""
+
+    def __init__(self, *args, other: JudgmentStore, upcoming):
+        super().__init__(*args)
+        self.other = other
+        self.upcoming = upcoming
+
+    def judge_batch(self, requests):
+        if not self.batches:
+            for r in self.upcoming:
+                self.other.put(r, SetJudge(SUP).judge(r.text, r.passages))
+        return super().judge_batch(requests)
+
+
+def test_fill_reads_the_store_again_for_each_batch(tmp_path):
+    requests = plan_requests(load(CASE))
+    store = JudgmentStore(tmp_path / "j.db")
+    judge = SharingBatchJudge(SUP, other=JudgmentStore(tmp_path / "j.db"), upcoming=requests[4:8])
+    settled = []
+    assert Judgments(judge, store).fill(requests, batch_size=4, progress=settled.append) == 7
+    assert judge.batches == [4, 3]  # the four the other run recorded are not judged again
+    asked = {(text, ids) for text, ids in judge.calls}
+    assert not asked & {(r.text, frozenset(r.passage_ids)) for r in requests[4:8]}
+    assert len(store) == 11 and sum(settled) == 11
+
+
+# --- broken store files ----------------------------------------------------------------------------
+
+
+def _sqlite_file(path, *statements):
+    db = sqlite3.connect(path)
+    for statement in statements:
+        db.execute(statement)
+    db.commit()
+    db.close()
+    return path
+
+
+@pytest.mark.parametrize("make, says", [
+    pytest.param(lambda p: p.write_text("key,judgment\nabc,full\n"), "not an SQLite database", id="text"),
+    pytest.param(lambda p: _sqlite_file(p, "CREATE TABLE judgments (id INTEGER, verdict TEXT)"),
+                 "its 'judgments' table has columns id, verdict", id="foreign-judgments-table"),
+    pytest.param(lambda p: _sqlite_file(p, "CREATE TABLE notes (x)", "INSERT INTO notes VALUES (1)"),
+                 "it holds tables notes, not a 'judgments' table", id="other-tables-only"),
+])
+def test_a_file_that_is_not_a_store_is_refused_by_name_and_left_unchanged(tmp_path, runner, make, says):
+    path = tmp_path / "j.db"
+    make(path)
+    before = path.read_bytes()
+    with pytest.raises(CiteauditError) as caught:
+        JudgmentStore(path)
+    assert caught.value.exit_code == 2
+    assert str(caught.value).startswith(f"{path}: not a citeaudit judgment store ({says}")
+    assert path.read_bytes() == before and not (tmp_path / "j.db-wal").exists()
+    assert runner.invoke(main, ["examples", "--write", str(tmp_path / "cases")]).exit_code == 0
+    cases = str(tmp_path / "cases" / "returns_desk.json")
+    for args in (["prepare", cases, "--store", str(path)], ["score", cases, "--store", str(path)],
+                 ["store", "check", str(path)]):
+        result = runner.invoke(main, args)
+        assert result.exit_code == 2 and isinstance(result.exception, SystemExit), result.output
+        assert f"citeaudit: {path}: not a citeaudit judgment store ({says}" in result.output
+
+
+def _corrupt(path, key, column, value):
+    db = sqlite3.connect(path)
+    db.execute(f"UPDATE judgments SET {column} = ? WHERE key = ?", (value, key))
+    db.commit()
+    db.close()
+
+
+@pytest.mark.parametrize("value, says", [
+    pytest.param("{not json", "judgment is not a valid Judgment: Invalid JSON", id="not-json"),
+    pytest.param(json.dumps({"label": "maybe", "judge": SetJudge.signature}),
+                 "judgment is not a valid Judgment: label: Input should be 'full', 'partial', 'none' or 'contradicts'",
+                 id="bad-label"),
+    pytest.param(json.dumps({"label": "full", "judge": "other@1"}), "the judgment is by 'other@1'", id="other-judge"),
+])
+def test_a_corrupt_row_is_reported_with_the_file_and_its_key_when_read(tmp_path, value, says):
+    request = Request.of("a", [_p()])
+    store = JudgmentStore(tmp_path / "j.db")
+    store.put(request, SetJudge(SUP).judge(request.text, request.passages))
+    key = judgment_key(request, SetJudge.signature)
+    _corrupt(tmp_path / "j.db", key, "judgment", value)
+    with pytest.raises(CiteauditError) as caught:
+        store.get(request, SetJudge.signature)
+    assert caught.value.exit_code == 2
+    assert str(caught.value).startswith(f"{tmp_path / 'j.db'}: row with key {key}: {says}")
+
+
+def test_store_check_counts_judgments_and_lists_every_bad_row(runner, tmp_path):
+    assert runner.invoke(main, ["examples", "--write", str(tmp_path)]).exit_code == 0
+    cases, db = str(tmp_path / "returns_desk.json"), tmp_path / "j.db"
+    assert runner.invoke(main, ["prepare", cases, "--store", str(db)]).exit_code == 0
+    store = JudgmentStore(db)
+    n, (judge,) = len(store), {j for (j,) in store._db.execute("SELECT judge FROM judgments")}
+    keys = [k for (k,) in store._db.execute("SELECT key FROM judgments ORDER BY key")]
+    store.close()
+    good = runner.invoke(main, ["store", "check", str(db)])
+    assert good.exit_code == 0, good.output
+    assert good.output == f"{db}: {n} judgments, 0 bad\n  {judge}  {n}\n"
+
+    _corrupt(db, keys[0], "judgment", "{not json")
+    _corrupt(db, keys[1], "text", "edited by hand")
+    bad = runner.invoke(main, ["store", "check", str(db)])
+    assert bad.exit_code == 2
+    assert bad.output.splitlines()[:4] == [
+        f"{db}: {n} judgments, 2 bad", f"  {judge}  {n}", "bad rows (key: problem):",
+        f"  {keys[0]}: judgment is not a valid Judgment: Invalid JSON: key must be a string at line 1 column 2",
+    ]
+    assert bad.output.splitlines()[4] == f"  {keys[1]}: key does not match the row's text, passages and judge"
+    assert f"citeaudit: {db}: 2 bad rows" in bad.output
+
+    replay = runner.invoke(main, ["score", cases, "--store", str(db), "--replay"])
+    assert replay.exit_code == 2 and isinstance(replay.exception, SystemExit)
+    assert f"citeaudit: {db}: row with key {keys[0]}: judgment is not a valid Judgment" in replay.output
+
+
+def test_store_check_never_creates_or_changes_a_file(runner, tmp_path):
+    missing = tmp_path / "missing.db"
+    result = runner.invoke(main, ["store", "check", str(missing)])
+    assert result.exit_code == 2 and f"citeaudit: {missing}: no such file" in result.output
+    assert not missing.exists()
+    empty = _sqlite_file(tmp_path / "empty.db")
+    result = runner.invoke(main, ["store", "check", str(empty)])
+    assert result.exit_code == 2 and "it holds no tables, not a 'judgments' table" in result.output
+    assert sqlite3.connect(empty).execute("SELECT COUNT(*) FROM sqlite_master").fetchone() == (0,)

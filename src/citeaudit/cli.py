@@ -10,6 +10,8 @@ import click
 
 from ._version import __version__
 from .errors import CiteauditError, InputError, JudgeError
+from .cli_common import echo_text, read_log
+from .text import visible_controls
 
 FORMATS = click.Choice(["text", "json", "markdown"])
 
@@ -31,9 +33,8 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except CiteauditError as err:
-            kind = "bad input" if isinstance(err, InputError) else "error"
-            click.echo(f"citeaudit: {kind}:\n{err}" if isinstance(err, InputError) else f"citeaudit: {err}",
-                       err=True)
+            message = f"citeaudit: bad input:\n{err}" if isinstance(err, InputError) else f"citeaudit: {err}"
+            click.echo(visible_controls(message), err=True)
             ctx.exit(err.exit_code)
 
 
@@ -55,10 +56,51 @@ def main() -> None:
     """
 
 
-def _load(paths: Sequence[str]):
+def _load(paths: Sequence[str], reading=None, fmt: str | None = None, labels_path: str | None = None):
     from .loading import load_cases
+    from .resolve import Reading
 
-    return load_cases(paths)
+    if reading is None:  # other tools' outputs are measured, not refused, when they cite nothing real
+        reading = Reading(invalid_citations="count" if fmt and fmt != "citeaudit" else "error")
+    cases = load_cases(paths, reading, fmt)
+    if labels_path:
+        from .labelled import label_cases, load_rows
+
+        cases, unmatched = label_cases(cases, load_rows(labels_path))
+        if unmatched:
+            click.echo(f"citeaudit: {len(unmatched)} row(s) of {labels_path} match no case's passages by id and text "
+                       f"(first: {visible_controls(unmatched[0].id)})", err=True)
+    return cases
+
+
+def _reading(conventions: str, invalid_citations: str | None, fmt: str | None):
+    from .resolve import Reading
+
+    default = "count" if fmt and fmt != "citeaudit" else "error"
+    return Reading(conventions=conventions, invalid_citations=invalid_citations or default)
+
+
+FORMAT_NAMES = ["citeaudit", "alce", "ragchecker", "ragas", "expertqa"]
+
+
+def _input_options(command):
+    """--from, --conventions and --invalid-citations: how a command reads its case files."""
+    options = [
+        click.option("--from", "source_format", type=click.Choice(FORMAT_NAMES), default="citeaudit", show_default=True,
+                     help="the input's format: citeaudit's cases, or another tool's files (docs/readers.md)"),
+        click.option("--conventions", type=click.Choice(["citeaudit", "alce"]), default="citeaudit",
+                     show_default=True,
+                     help="alce: read and score answers exactly as ALCE's eval.py (docs/metrics.md)"),
+        click.option("--invalid-citations", type=click.Choice(["error", "count"]), default=None,
+                     help="a citation naming no passage: refuse the file (error; default for citeaudit files) "
+                          "or count it as supporting nothing (count; default for --from readers)"),
+        click.option("--labels", "labels_path", type=click.Path(dir_okay=False, exists=True),
+                     help="human labels for the curated judge: labelled-pairs JSONL (the validate-judge format), "
+                          "matched to each case's passages by id and text"),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
 
 
 def _judgments(cases, judge_name: str, store_path: str | None, replay: bool):
@@ -89,12 +131,17 @@ JUDGE_HELP = "judge that labels (claim, cited passages) pairs; see `citeaudit ju
 @click.option("--format", "fmt", type=FORMATS, default="text", show_default=True)
 @click.option("--out", "out", type=click.Path(dir_okay=False),
               help="write the run log here (the source of truth for report, rescore, compare, review)")
-def score(cases, judge_name, store, replay, ks, alce_zero_precision, fmt, out):
-    """Score the answers in CASES (JSON or JSONL case files)."""
+@_input_options
+def score(cases, judge_name, store, replay, ks, alce_zero_precision, fmt, out, source_format, conventions,
+          invalid_citations, labels_path):
+    """Score the answers in CASES (JSON or JSONL case files, or another tool's files with --from)."""
     from .metrics import Settings, score_cases
 
-    loaded = _load(cases)
-    settings = Settings(ks=ks, no_citation_precision="zero" if alce_zero_precision else "n/a")
+    _check_destinations(("--out", out), ("--store", store))
+    reading = _reading(conventions, invalid_citations, source_format)
+    loaded = _load(cases, reading, source_format, labels_path)
+    settings = Settings(ks=ks, no_citation_precision="zero" if alce_zero_precision else "n/a",
+                        conventions=reading.conventions, invalid_citations=reading.invalid_citations)
     judgments = _judgments(loaded, judge_name, store, replay)
     if not replay and hasattr(judgments.judge, "judge_batch"):
         # Model and remote judges work in batches: judge every pair scoring may need up front.
@@ -108,12 +155,23 @@ def score(cases, judge_name, store, replay, ks, alce_zero_precision, fmt, out):
     if out:
         from .runlog import build_runlog, write_runlog
 
-        log = build_runlog(report, judgments, inputs=list(cases))
-        write_runlog(out, log)
-        click.echo(f"run log written to {out}", err=True)
-        _emit(log.results, log.signature, fmt)
+        log = build_runlog(report, judgments, inputs=list(cases), reader=source_format)
+        try:  # the figures are printed even when the log has to be kept elsewhere
+            write_runlog(out, log)
+            click.echo(f"run log written to {out}", err=True)
+        finally:
+            _emit(log.results, log.signature, fmt)
     else:
         _emit_report(report, fmt)
+
+
+def _check_destinations(*destinations: tuple[str, str | None]) -> None:
+    """Refuse unwritable output paths before any work is done (option name, path or None)."""
+    from .outputs import check_destination
+
+    for option, path in destinations:
+        if path:
+            check_destination(path, option)
 
 
 @contextmanager
@@ -152,13 +210,13 @@ def _emit(results, signature, fmt: str, diagnosis=None) -> None:
         click.echo(json.dumps(data, ensure_ascii=False, indent=2))
     elif fmt == "markdown":
         text = to_markdown(results, signature)
-        click.echo(text + ("\n" + diagnosis_markdown(diagnosis) if diagnosis is not None else ""), nl=False)
+        echo_text(text + ("\n" + diagnosis_markdown(diagnosis) if diagnosis is not None else ""), nl=False)
     else:
         from rich.console import Console
 
         print_text(results, signature, Console(soft_wrap=False))
         if diagnosis is not None:
-            click.echo(diagnosis_markdown(diagnosis), nl=False)
+            echo_text(diagnosis_markdown(diagnosis), nl=False)
 
 
 @main.command()
@@ -169,35 +227,39 @@ def _emit(results, signature, fmt: str, diagnosis=None) -> None:
               help="also write every judgment the metrics may need to this JSONL file")
 @click.option("--all", "fill_all", is_flag=True,
               help="judge every listed pair up front, in batches (for model judges), not only those scoring reaches")
-def prepare(cases, judge_name, store, list_path, fill_all):
+@_input_options
+def prepare(cases, judge_name, store, list_path, fill_all, source_format, conventions, invalid_citations, labels_path):
     """Judge what scoring CASES needs and record it in --store.
 
     Safe to interrupt: each judgment is committed as it is made, and a rerun asks the judge only
     for what is missing. Then `citeaudit score CASES --judge NAME --store DB --replay` scores offline.
     """
     from .metrics import Settings, plan_requests, score_cases
+    from .outputs import write_output
 
-    loaded = _load(cases)
+    _check_destinations(("--store", store), ("--list", list_path))
+    reading = _reading(conventions, invalid_citations, source_format)
+    loaded = _load(cases, reading, source_format, labels_path)
     judgments = _judgments(loaded, judge_name, store, replay=False)
     requests = plan_requests(loaded)
     if list_path:
-        with open(list_path, "w", encoding="utf-8") as fh:
-            for r in requests:
-                fh.write(json.dumps({"text": r.text, "passages": [p.identity() for p in r.passages]},
-                                    ensure_ascii=False) + "\n")
+        write_output(list_path, "".join(json.dumps({"text": r.text, "passages": [p.identity() for p in r.passages]},
+                                                   ensure_ascii=False) + "\n" for r in requests), "--list")
     if fill_all:
         with _progress(len(requests), "judging pairs") as advance:
             judgments.fill(requests, progress=advance)
-    score_cases(loaded, judgments, Settings())  # reaches exactly the pairs the metrics need
+    # reaches exactly the pairs the metrics need
+    score_cases(loaded, judgments, Settings(conventions=reading.conventions, invalid_citations=reading.invalid_citations))
     click.echo(f"{len(requests)} pairs listed; judge asked {judgments.asked}; "
                f"store {store} holds {len(judgments.store)} judgments", err=True)
 
 
 @main.command()
 @click.argument("cases", nargs=-1, required=True, type=click.Path(dir_okay=False))
-def validate(cases):
+@_input_options
+def validate(cases, source_format, conventions, invalid_citations, labels_path):
     """Check CASES without scoring; every problem is listed as file:line: field: message."""
-    loaded = _load(cases)
+    loaded = _load(cases, _reading(conventions, invalid_citations, source_format), source_format, labels_path)
     answers = sum(len(c.case.answers) for c in loaded)
     click.echo(f"ok: {len(loaded)} case(s), {answers} answer(s)")
 
@@ -244,9 +306,9 @@ def rescore(run, fmt, alce_zero_precision):
     """Recompute every metric of a run log from its recorded judgments, without judging again."""
     from dataclasses import replace
 
-    from .runlog import read_runlog, rescore as recompute
+    from .runlog import rescore as recompute
 
-    log = read_runlog(run)
+    log = read_log(run)
     settings = log.settings.to_settings()
     if alce_zero_precision:
         settings = replace(settings, no_citation_precision="zero")
@@ -263,9 +325,8 @@ def report(run, fmt, output):
     """Render a run log: a self-contained HTML page (opens offline), Markdown, JSON or a terminal table.
     Each format shows the per-answer tables, the claims beside their cited spans, and the diagnosis.
     Every format reads the log only: nothing is scored again."""
-    from .runlog import read_runlog
-
-    log = read_runlog(run)
+    _check_destinations(("--output", output))
+    log = read_log(run)
     if fmt == "html":
         from .report.html import render_html
 
@@ -283,9 +344,12 @@ def report(run, fmt, output):
         else:  # markdown, and text written to a file
             text = to_markdown(log.results, log.signature) + "\n" + diagnosis_markdown(log.diagnosis)
     if output:
-        with open(output, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        from .outputs import write_output
+
+        write_output(output, text, "report")
         click.echo(f"report written to {output}", err=True)
+    elif fmt in ("markdown", "text"):
+        echo_text(text, nl=False)
     else:
         click.echo(text, nl=False)
 
@@ -305,9 +369,8 @@ def compare(run_a, run_b, a_system, b_system, fmt, allow_mismatch):
     Runs scored with different judges, parsers or conventions are refused (exit 2): their figures
     differ for reasons other than the systems. --allow-mismatch compares them anyway, with a warning."""
     from .compare import compare as do_compare, format_comparison
-    from .runlog import read_runlog
 
-    result = do_compare(read_runlog(run_a), read_runlog(run_b), a_system, b_system,
+    result = do_compare(read_log(run_a), read_log(run_b), a_system, b_system,
                         a_system or "A", b_system or "B", allow_mismatch=allow_mismatch)
     if fmt == "json":
         click.echo(json.dumps({
@@ -318,7 +381,7 @@ def compare(run_a, run_b, a_system, b_system, fmt, allow_mismatch):
             "claims": [d.__dict__ for d in result.claims],
         }, ensure_ascii=False, indent=2))
     else:
-        click.echo(format_comparison(result))
+        echo_text(format_comparison(result))
 
 
 @main.command()
@@ -332,9 +395,9 @@ def review(run, sources, rejudge, judge_name, fmt):
     """List every answer and claim whose cited passage changed, vanished or moved since RUN."""
     from .judges import make_judge
     from .review import format_review, rejudge as do_rejudge, review as do_review
-    from .runlog import read_runlog, resolved_cases
+    from .runlog import resolved_cases
 
-    log = read_runlog(run)
+    log = read_log(run)
     changes = do_review(log, sources)
     if rejudge and changes:
         from .loading import parse_cases
@@ -349,7 +412,7 @@ def review(run, sources, rejudge, judge_name, fmt):
             "claims": [c.__dict__ for c in ch.claims],
         } for ch in changes], ensure_ascii=False, indent=2))
     else:
-        click.echo(format_review(changes))
+        echo_text(format_review(changes))
     failed = [c for ch in changes for c in ch.claims if c.rejudge_error]
     if failed:
         raise JudgeError(f"{len(failed)} affected claim(s) could not be judged again (listed above)")
@@ -372,13 +435,15 @@ def _is_case_file(path: str) -> bool:
 @click.option("--host", default="127.0.0.1", show_default=True, help="address to bind (keep it local)")
 @click.option("--port", default=8765, show_default=True, type=int)
 @click.option("--no-open", is_flag=True, help="do not open a browser")
-def desk(inputs, judge_name, store, host, port, no_open):
+@click.option("--allow-remote", is_flag=True,
+              help="allow a non-loopback --host: anyone who reaches the port can edit (no authentication)")
+def desk(inputs, judge_name, store, host, port, no_open, allow_remote):
     """Open the audit desk on a run log, on case files, or (with no INPUTS) on the built-in examples:
     follow each citation to its exact text, repair it, set human labels, and watch the scores change."""
     session = desk_session(inputs, judge_name, store)
     from .desk import serve
 
-    serve(session, host, port, open_browser=not no_open)
+    serve(session, host, port, open_browser=not no_open, allow_remote=allow_remote)
 
 
 def desk_session(inputs, judge_name: str | None = None, store: str | None = None):
@@ -390,9 +455,9 @@ def desk_session(inputs, judge_name: str | None = None, store: str | None = None
         cases = [rc.case for name in EXAMPLE_FILES for rc in load_example(name)]
         return DeskSession(cases, judge_name or "curated", store, source="built-in examples")
     if len(inputs) == 1 and _is_run_log(inputs[0]):
-        from .runlog import read_runlog, replay_judgments, resolved_cases
+        from .runlog import replay_judgments, resolved_cases
 
-        log = read_runlog(inputs[0])
+        log = read_log(inputs[0])
         judge = None if judge_name else replay_judgments(log, resolved_cases(log)).judge
         return DeskSession(log.cases, judge_name or "curated", store, log.settings.to_settings(), source=inputs[0],
                            judge=judge)
@@ -426,14 +491,15 @@ def judges():
         click.echo(f"{name:12} {description}")
 
 
-def _attach_judge_commands() -> None:
-    from .cli_judges import commands
+def _attach_commands() -> None:
+    from .cli_export import commands as export_commands
+    from .cli_judges import commands as judge_commands
 
-    for command in commands:
+    for command in [*judge_commands, *export_commands]:
         main.add_command(command)
 
 
-_attach_judge_commands()
+_attach_commands()
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -4,6 +4,7 @@
     citeaudit judge-data export OUT_DIR [--data-dir DIR] [--train]
     citeaudit calibrate-judge DATA.jsonl [--model DIR] [--exclude-source S] [--dry-run]
     citeaudit train-judge OUT_DIR [--leave-out S] [--steps N] [--time-budget MIN] [--resume] ...
+    citeaudit store check FILE
 
 Each command only reads its options, calls the library (validation.py, training/) and prints; the
 library raises citeaudit's errors, which the main group turns into messages and exit codes.
@@ -58,7 +59,8 @@ def render_text(result: dict[str, Any]) -> str:
 @click.option("--judge", "judge_name", required=True, help="judge name, e.g. embedding or embedding:0.85")
 @click.option("--predictions", type=click.Path(dir_okay=False), help="write each row's predicted label and score here")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--resamples", default=1000, show_default=True, help="bootstrap resamples")
+@click.option("--resamples", default=1000, show_default=True, type=click.IntRange(min=1),
+              help="bootstrap resamples")
 @click.option("--seed", default=0, show_default=True, help="bootstrap seed")
 def validate_judge_cmd(data, judge_name, predictions, fmt, resamples, seed):
     """Measure a judge on human-labelled DATA rows (JSONL: id, claim, passages, label, source, lang)."""
@@ -170,4 +172,34 @@ def train_judge_cmd(out_dir, extra_labels, leave_out, time_budget, steps, resume
                f"{json.dumps(summary['in_sample_balanced_accuracy'])}; written to {path} and the model card")
 
 
-commands = [validate_judge_cmd, judge_data_cmd, calibrate_judge_cmd, train_judge_cmd]
+@click.group("store")
+def store_cmd():
+    """Judgment stores: the SQLite files that `prepare` fills and `score --store` reads."""
+
+
+@store_cmd.command("check")
+@click.argument("path", metavar="FILE", type=click.Path(dir_okay=False))
+def store_check_cmd(path):
+    """Check that FILE is a judgment store and that every row holds a sound judgment (it parses, is by
+    the row's judge, and its key matches its text, passages and judge). Prints the judgments per judge
+    and every bad row with its key; exits 2 when FILE is not a store or any row is bad. Reads only."""
+    from .errors import StoreError
+    from .judges.store import JudgmentStore
+    from .text import visible_controls
+
+    store = JudgmentStore(path, create=False)
+    try:
+        found = store.check()
+    finally:
+        store.close()
+    lines = [f"{path}: {found.rows} judgments, {len(found.bad)} bad"]
+    lines += [f"  {judge}  {n}" for judge, n in sorted(found.judges.items())]
+    if not found.ok:
+        lines += ["bad rows (key: problem):"] + [f"  {key}: {problem}" for key, problem in found.bad]
+    click.echo(visible_controls("\n".join(lines)))
+    if not found.ok:
+        raise StoreError(f"{path}: {len(found.bad)} bad row{'s' if len(found.bad) > 1 else ''}; delete those "
+                         "rows by key (with the sqlite3 shell) or judge again into a new store")
+
+
+commands = [validate_judge_cmd, judge_data_cmd, calibrate_judge_cmd, train_judge_cmd, store_cmd]

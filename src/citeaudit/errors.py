@@ -10,6 +10,9 @@ Exit codes used by the command line:
     CiteauditError
     ├── InputError            bad input; carries every Problem found
     ├── RunLogError           a run log that cannot be read or replayed
+    ├── StoreError            a judgment store that is not one, or holds a corrupt row
+    ├── DestinationError      an output path that cannot be written
+    ├── ExportError           an export that cannot be made as asked
     ├── ComparisonError       a comparison that cannot be made as asked
     │   └── RunMismatch       two runs whose judge or conventions differ, compared without --allow-mismatch
     ├── UnknownJudge          a judge name that is not registered
@@ -21,7 +24,8 @@ Exit codes used by the command line:
     │   ├── MalformedAnswer   a remote model answered, but not with a valid judgment (retried)
     │   └── TransientFailure  a remote request failed in a way worth retrying (retried)
     ├── TrainingError         judge training or calibration cannot go on
-    └── DeskError             a desk request refused, with its HTTP status
+    ├── DeskError             a desk request refused, with its HTTP status
+    └── DeskSetupError        the desk cannot start: a bad or busy port, a remote host without --allow-remote
 """
 
 from __future__ import annotations
@@ -104,6 +108,26 @@ class RunLogError(CiteauditError):
     exit_code = 2
 
 
+class StoreError(CiteauditError):
+    """A judgment store that cannot be used: not SQLite, a foreign table layout, or a corrupt row."""
+
+    exit_code = 2
+
+
+class DestinationError(CiteauditError):
+    """An output file that cannot be written (a missing folder, no permission). Checked before the work
+    starts; when writing fails after it, the output is kept elsewhere and the message says where."""
+
+    exit_code = 2
+
+
+class ExportError(CiteauditError):
+    """An export that cannot be made as asked: an unknown format, a missing optional extra, no single
+    system for a one-system format."""
+
+    exit_code = 2
+
+
 class ComparisonError(CiteauditError):
     """A comparison that cannot be made as asked (an unknown system, one system given without the other)."""
 
@@ -128,6 +152,13 @@ class DeskError(CiteauditError):
     def __init__(self, status: int, message: str):
         super().__init__(message)
         self.status = status
+
+
+class DeskSetupError(CiteauditError):
+    """The desk cannot start: a bad or busy port, an unknown address, or a non-loopback host without
+    --allow-remote (the desk has no authentication)."""
+
+    exit_code = 2
 
 
 class MalformedAnswer(JudgeError):

@@ -22,6 +22,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from .errors import InputError, Problem, format_path, validation_problems
 from .jsonio import StrictJson, refused
 from .records import LABELS, SourcePassage
+from .resolve import ResolvedCase
 
 ROW_FIELDS = ("claim", "id", "lang", "label", "passages", "source")
 
@@ -189,3 +190,26 @@ def load_rows(path: str | Path) -> list[Row]:
         raise InputError([Problem(str(path), None, "", f"not UTF-8: {err.reason}")]) from None
     # "\n" only: str.splitlines would also break at U+2028 and friends, which JSON strings may hold raw
     return parse_rows(text.split("\n"), str(path))
+
+
+def label_cases(cases: Sequence[ResolvedCase], rows: Sequence[Row]) -> tuple[list[ResolvedCase], list[Row]]:
+    """Give the curated judge human labels from rows: a row becomes a curated label of every case that
+    holds each of its passages, matched by id *and* text (for an ALCE file, the id is the marker
+    number and the text is the document's text without its title). Returns the cases with the labels
+    added beside their own, and the rows no case matched."""
+    from .records import CuratedLabel
+
+    matched: set[int] = set()
+    out = []
+    for rc in cases:
+        added = []
+        for i, row in enumerate(rows):
+            if all(p.id in rc.passages and rc.passages[p.id].text == p.text for p in row.passages):
+                added.append(CuratedLabel(claim=row.claim, passages=[p.id for p in row.passages], label=row.label,
+                                          explanation=f"human label, row {row.id}"))
+                matched.add(i)
+        if added:
+            rc = ResolvedCase(rc.case.model_copy(update={"labels": [*rc.case.labels, *added]}), rc.passages,
+                              rc.origin, rc.parsed)
+        out.append(rc)
+    return out, [row for i, row in enumerate(rows) if i not in matched]

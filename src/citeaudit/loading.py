@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path as FsPath
 from typing import Any
 
@@ -23,7 +23,7 @@ from pydantic import ValidationError
 from .errors import InputError, Problem, format_path, validation_problems
 from .jsonio import StrictJson, refused
 from .records import Case
-from .resolve import Path, ResolvedCase, resolve
+from .resolve import Path, Reading, ResolvedCase, resolve
 
 # Levels of nesting one case record may use: its own fields take under ten, metadata has the rest. Well
 # below what the json module, pydantic's serializer and the line locator can follow.
@@ -190,6 +190,12 @@ def _json_records(file: str, text: str, reader: StrictJson) -> tuple[list[_CaseR
         if getattr(data, "repeated", None):  # the wrapper's own keys: which "cases" was meant?
             whole = _Piece(text)
             return [], [Problem(file, whole.line((key,)), key, f"duplicate key '{key}'") for key in data.repeated]
+        extra = [key for key in data if key != "cases"]
+        if extra:  # a misspelt or misplaced field would otherwise be dropped without a word
+            whole = _Piece(text)
+            return [], [Problem(file, whole.line((key,)), key, "unexpected key beside 'cases' (the wrapper holds "
+                                                               "only 'cases'; put per-case fields inside each case)")
+                        for key in extra]
         keys = [("cases", i) for i in range(len(data["cases"]))]
     else:
         keys = [()]
@@ -236,24 +242,30 @@ def _json_lines(file: str, text: str, reader: StrictJson) -> tuple[list[_CaseRec
     return records, problems
 
 
-def parse_cases(file: str, text: str) -> list[ResolvedCase]:
+def parse_cases(file: str, text: str, reading: Reading = Reading()) -> list[ResolvedCase]:
     """Validate and resolve every case in `text`; raise InputError listing all problems."""
     raw, problems = _records(file, text)
+    return _resolved(file, [(record, shown, piece.line) for record, shown, piece in raw], problems, reading)
+
+
+def _resolved(file: str, records: list[tuple[Any, tuple[str | int, ...], Callable[..., int | None]]],
+              problems: list[Problem], reading: Reading) -> list[ResolvedCase]:
+    """Validate and resolve records (value, path shown in messages, line of a path within it)."""
     cases: list[ResolvedCase] = []
-    for record, shown, piece in raw:
+    for record, shown, line_of in records:
         if not isinstance(record, dict):
-            problems.append(Problem(file, piece.line(), format_path(shown), "a case must be a JSON object"))
+            problems.append(Problem(file, line_of(), format_path(shown), "a case must be a JSON object"))
             continue
         try:
             case = Case.model_validate(record)
         except ValidationError as err:
-            problems += validation_problems(err, file, shown, piece.line)
+            problems += validation_problems(err, file, shown, line_of)
             continue
-        resolved, found = resolve(case)
+        resolved, found = resolve(case, reading)
         for path, message in found:
-            problems.append(Problem(file, piece.line(path), format_path(shown + path), message))
+            problems.append(Problem(file, line_of(path), format_path(shown + path), message))
         if not found:
-            resolved.origin = f"{file}:{piece.line()}"
+            resolved.origin = f"{file}:{line_of()}" if line_of() else file
             cases.append(resolved)
     if not problems and not cases:
         problems.append(Problem(file, None, "", "no cases found"))
@@ -266,13 +278,39 @@ def parse_cases(file: str, text: str) -> list[ResolvedCase]:
     return cases
 
 
-def load_cases(paths: Iterable[str | FsPath]) -> list[ResolvedCase]:
-    """Load cases from files; problems from all files are reported together."""
+def read_other_format(fmt: str, path: str, reading: Reading, **options: Any) -> list[ResolvedCase]:
+    """Cases from another tool's file (ALCE, RAGChecker, RAGAS, ExpertQA: readers/), validated and
+    resolved like citeaudit's own, each problem located at the original record's line."""
+    from .readers import read
+
+    records = read(fmt, path, **options)
+
+    def line_of(line: int | None) -> Callable[..., int | None]:
+        return lambda path=(): line
+
+    return _resolved(path, [(r.case, _shown(r.where), line_of(r.line)) for r in records], [], reading)
+
+
+def _shown(where: str) -> tuple[str | int, ...]:
+    """"data[3]" -> ("data", 3): a record's place in its file, as a path prefix for messages."""
+    parts: list[str | int] = []
+    for name, index in re.findall(r"([^.\[\]]+)|\[(\d+)\]", where):
+        parts.append(int(index) if index else name)
+    return tuple(parts)
+
+
+def load_cases(paths: Iterable[str | FsPath], reading: Reading = Reading(), fmt: str | None = None,
+               **options: Any) -> list[ResolvedCase]:
+    """Load cases from files (citeaudit's format, or another tool's with `fmt`: see readers/); problems
+    from all files are reported together."""
     cases: list[ResolvedCase] = []
     problems: list[Problem] = []
     for path in paths:
         try:
-            cases.extend(parse_cases(str(path), _read_text(path)))
+            if fmt and fmt != "citeaudit":
+                cases.extend(read_other_format(fmt, str(path), reading, **options))
+            else:
+                cases.extend(parse_cases(str(path), _read_text(path), reading))
         except InputError as err:
             problems.extend(err.problems)
     if problems:

@@ -102,6 +102,9 @@ class Statement(_Record):
         default_factory=list, description="required facts conveyed, when the statement is its own claim"
     )
     offsets: Span | None = None
+    invalid_citations: list[str] = Field(
+        default_factory=list, description="citations that name no passage, as written ('[9]'); kept and "
+        "counted instead of refused when invalid citations are counted")
 
     @model_validator(mode="after")
     def _claims_only_for_claims(self) -> Statement:
@@ -184,6 +187,8 @@ class Case(_Record):
     facts: list[RequiredFact] = Field(default_factory=list)
     answers: list[Answer] = Field(default_factory=list)
     labels: list[CuratedLabel] = Field(default_factory=list, description="curated judge labels")
+    metadata: dict[str, Any] = Field(default_factory=dict, description="anything else, kept as given "
+                                     "(readers of other formats keep the original ids and fields here)")
 
     @field_validator("ranking")
     @classmethod

@@ -8,10 +8,28 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Literal
 
-from .records import Case, SourcePassage
+from .records import Case, SourcePassage, Statement
 
 Path = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class Reading:
+    """How answers are read: whose conventions, and what an invalid citation is.
+
+    `invalid_citations="error"` refuses a citation that names no passage (hand-written cases: a typo
+    to fix); `"count"` keeps it on its statement, where it supports nothing and is counted (system
+    outputs: an error to measure). `conventions="alce"` reads raw answers as ALCE's eval.py does
+    (parse/alce.py), which keeps repeated citations and counts out-of-range ones."""
+
+    conventions: Literal["citeaudit", "alce"] = "citeaudit"
+    invalid_citations: Literal["error", "count"] = "error"
+
+    @property
+    def counts_invalid(self) -> bool:
+        return self.invalid_citations == "count" or self.conventions == "alce"
 
 
 @dataclass
@@ -102,17 +120,44 @@ def _resolve_one(doc_text, text, span, path: Path, problems: _Problems):
     return start, start + len(text), text
 
 
-def _check_citations(ids: list[str], path: Path, known: dict, problems: _Problems, what: str = "passage"):
+def _check_citations(ids: list[str], path: Path, known: dict, problems: _Problems, what: str = "passage",
+                     repeats: bool = False):
     seen: set[str] = set()
     for i, cid in enumerate(ids):
         if cid not in known:
             problems.add(path + (i,), f"unknown {what} '{cid}'")
-        elif cid in seen:
+        elif cid in seen and not repeats:
             problems.add(path + (i,), f"{what} '{cid}' is cited twice")
         seen.add(cid)
 
 
-def check_references(case: Case, passages: dict[str, SourcePassage], problems: _Problems) -> None:
+def count_invalid(case: Case, passages: dict[str, SourcePassage]) -> Case:
+    """Citations of given statements that name no passage move to `invalid_citations` (counted)."""
+    def split(ids: list[str] | None) -> tuple[list[str] | None, list[str]]:
+        if ids is None:
+            return None, []
+        return [i for i in ids if i in passages], [f"[{i}]" for i in ids if i not in passages]
+
+    def fix(st: Statement) -> Statement:
+        citations, invalid = split(st.citations)
+        claims = None
+        if st.claims is not None:
+            claims = []
+            for claim in st.claims:
+                own, bad = split(claim.citations)
+                claims.append(claim.model_copy(update={"citations": own}))
+                invalid += [b for b in bad if b not in invalid]
+        if not invalid:
+            return st
+        return st.model_copy(update={"citations": citations, "claims": claims,
+                                     "invalid_citations": list(dict.fromkeys([*st.invalid_citations, *invalid]))})
+
+    answers = [a.model_copy(update={"statements": [fix(st) for st in a.statements]}) for a in case.answers]
+    return case.model_copy(update={"answers": answers})
+
+
+def check_references(case: Case, passages: dict[str, SourcePassage], problems: _Problems,
+                     reading: Reading = Reading()) -> None:
     docs = {d.id: d for d in case.sources}
     for i, doc_id in enumerate(case.gold_documents):
         if doc_id not in docs:
@@ -136,7 +181,8 @@ def check_references(case: Case, passages: dict[str, SourcePassage], problems: _
                 if st.id in statement_ids:
                     problems.add(spath + ("id",), f"statement id '{st.id}' is used twice in this answer")
                 statement_ids.add(st.id)
-            _check_citations(st.citations, spath + ("citations",), passages, problems)
+            _check_citations(st.citations, spath + ("citations",), passages, problems,
+                             repeats=reading.conventions == "alce")
             _check_citations(st.facts, spath + ("facts",), fact_ids, problems, "fact")
             for c, claim in enumerate(st.claims or []):
                 cpath = spath + ("claims", c)
@@ -147,12 +193,14 @@ def check_references(case: Case, passages: dict[str, SourcePassage], problems: _
         _check_citations(label.passages, ("labels", lab, "passages"), passages, problems)
 
 
-def parse_answers(case: Case, passages: dict[str, SourcePassage], problems: _Problems) -> Case:
+def parse_answers(case: Case, passages: dict[str, SourcePassage], problems: _Problems,
+                  reading: Reading = Reading()) -> Case:
     """Answers given as raw text become statements and claims (citation markers -> passage ids)."""
     if not any(a.needs_parsing for a in case.answers):
         return case
     from .errors import InputError
     from .parse import parse_answer
+    from .parse.alce import parse_alce
 
     answers = []
     for a, answer in enumerate(case.answers):
@@ -160,7 +208,11 @@ def parse_answers(case: Case, passages: dict[str, SourcePassage], problems: _Pro
             answers.append(answer)
             continue
         try:
-            statements = parse_answer(answer.text, list(passages), kinds=answer.kinds)
+            if reading.conventions == "alce":
+                statements = parse_alce(answer.text, list(passages))
+            else:
+                statements = parse_answer(answer.text, list(passages), kinds=answer.kinds,
+                                          invalid_citations=reading.invalid_citations)
         except InputError as err:
             for p in err.problems:
                 where = p.path.removeprefix("text[").removesuffix("]") if p.path.startswith("text[") else ""
@@ -182,11 +234,13 @@ def parse_answers(case: Case, passages: dict[str, SourcePassage], problems: _Pro
     return case.model_copy(update={"answers": answers})
 
 
-def resolve(case: Case) -> tuple[ResolvedCase, list[tuple[Path, str]]]:
+def resolve(case: Case, reading: Reading = Reading()) -> tuple[ResolvedCase, list[tuple[Path, str]]]:
     """Resolve a case; returns it with every problem found (empty when the case is sound)."""
     problems = _Problems()
     passages = resolve_passages(case, problems)
     parsed = any(a.needs_parsing for a in case.answers)
-    case = parse_answers(case, passages, problems)
-    check_references(case, passages, problems)
+    case = parse_answers(case, passages, problems, reading)
+    if reading.counts_invalid:
+        case = count_invalid(case, passages)
+    check_references(case, passages, problems, reading)
     return ResolvedCase(case, passages, parsed=parsed), problems.items

@@ -13,40 +13,52 @@ message to upgrade.
 
     1 -> 2  adds `signature`, built from `judge` and `settings` (no parser recorded: version 1 logs
             did not say whether answers were parsed from raw text)
+    2 -> 3  adds `checksum` (none for older logs: they are read unchecked)
+
+The checksum is the SHA-256 of the log's content (every field but `checksum`, as canonical JSON).
+A log whose content no longer matches it was edited after it was written; it is still read, and
+`RunLog.edited` says so, so every command that shows it can say that its figures are as stored and
+`citeaudit rescore` recomputes them from its judgments.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
 
 from ._version import __version__
 from .diagnose import diagnose
 from .errors import InputError, RunLogError, validation_problems
 from .judges import Judgments, MemoryStore, RecordedJudge, Request
 from .loading import read_json_file
+from .outputs import write_output
 from .metrics import Parsing, Report, Settings, Signature, score_cases
-from .records import Case, Judgment, file_sha256
+from .records import Case, Judgment, directory_sha256, file_sha256
 from .report.results import Finding, Results, results_of
-from .resolve import ResolvedCase, resolve
+from .resolve import Reading, ResolvedCase, resolve
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 def _from_v1(data: dict[str, Any]) -> dict[str, Any]:
-    settings = data.get("settings") or {}
-    signature = {"judge": data.get("judge"), "nocite": "0" if settings.get("no_citation_precision") == "zero" else "n/a",
-                 "version": data.get("citeaudit_version")}
+    settings = data.get("settings")
+    zero = isinstance(settings, dict) and settings.get("no_citation_precision") == "zero"
+    signature = {"judge": data.get("judge"), "nocite": "0" if zero else "n/a", "version": data.get("citeaudit_version")}
     return {**data, "schema_version": 2, "signature": signature}
 
 
+def _from_v2(data: dict[str, Any]) -> dict[str, Any]:
+    return {**data, "schema_version": 3, "checksum": None}
+
+
 # schema version n -> its migration to n + 1
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_v1}
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_v1, 2: _from_v2}
 SUPPORTED_SCHEMAS = (*MIGRATIONS, SCHEMA_VERSION)
 
 
@@ -57,6 +69,7 @@ class _Log(BaseModel):
 class InputFile(_Log):
     path: str
     sha256: str
+    reader: str = "citeaudit"  # the format it was read as: citeaudit's own, or another tool's (--from)
 
 
 class PassageRef(_Log):
@@ -89,9 +102,15 @@ class JudgmentRecord(_Log):
 class RunSettings(_Log):
     ks: list[int]
     no_citation_precision: Literal["n/a", "zero"]
+    conventions: Literal["citeaudit", "alce"] = "citeaudit"
+    invalid_citations: Literal["error", "count"] = "error"
 
     def to_settings(self) -> Settings:
-        return Settings(ks=tuple(self.ks), no_citation_precision=self.no_citation_precision)
+        return Settings(ks=tuple(self.ks), no_citation_precision=self.no_citation_precision,
+                        conventions=self.conventions, invalid_citations=self.invalid_citations)
+
+    def reading(self) -> Reading:
+        return Reading(conventions=self.conventions, invalid_citations=self.invalid_citations)
 
 
 class RunLog(_Log):
@@ -107,6 +126,26 @@ class RunLog(_Log):
     judgments: list[JudgmentRecord]
     results: Results
     diagnosis: dict[str, list[Finding]]
+    checksum: str | None = None
+    _edited: bool = PrivateAttr(default=False)
+
+    @property
+    def edited(self) -> bool:
+        """True when the file's content no longer matches the checksum it was written with."""
+        return self._edited
+
+    def claims_frame(self):
+        """One row per claim and citation (docs/exports.md) as a pandas DataFrame; needs citeaudit[formats]."""
+        from .exports import claims_frame
+
+        return claims_frame(self)
+
+
+def content_checksum(data: dict[str, Any]) -> str:
+    """SHA-256 of a log's JSON content without its checksum, canonically serialised."""
+    content = {k: v for k, v in data.items() if k != "checksum"}
+    canonical = json.dumps(content, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 def diagnosis_of(report: Report) -> dict[str, list[Finding]]:
@@ -115,15 +154,19 @@ def diagnosis_of(report: Report) -> dict[str, list[Finding]]:
             for r in report.answers}
 
 
-def build_runlog(report: Report, judgments: Judgments, inputs: list[str | Path] = ()) -> RunLog:
+def build_runlog(report: Report, judgments: Judgments, inputs: list[str | Path] = (),
+                 reader: str = "citeaudit") -> RunLog:
     return RunLog(
         schema_version=SCHEMA_VERSION,
         citeaudit_version=__version__,
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         judge=report.judge_signature,
         signature=report.run_signature,
-        settings=RunSettings(ks=list(report.settings.ks), no_citation_precision=report.settings.no_citation_precision),
-        inputs=[InputFile(path=str(p), sha256=file_sha256(p)) for p in inputs],
+        settings=RunSettings(ks=list(report.settings.ks), no_citation_precision=report.settings.no_citation_precision,
+                             conventions=report.settings.conventions,
+                             invalid_citations=report.settings.invalid_citations),
+        inputs=[InputFile(path=str(p), sha256=file_sha256(p) if Path(p).is_file() else directory_sha256(p),
+                          reader=reader) for p in inputs],
         passages=[PassageRecord(case=rc.id, **p.identity()) for rc in report.cases for p in rc.passages.values()],
         cases=[rc.case for rc in report.cases],
         judgments=[JudgmentRecord(text=r.text, passages=[p.identity() for p in r.passages], judgment=j)
@@ -136,34 +179,48 @@ def build_runlog(report: Report, judgments: Judgments, inputs: list[str | Path] 
 
 
 def write_runlog(path: str | Path, log: RunLog) -> None:
-    Path(path).write_text(log.model_dump_json(indent=1), encoding="utf-8")
+    """Write the log whole (never half a file), with the checksum of its content; if `path` cannot be
+    written, it is kept elsewhere and the DestinationError says where."""
+    sealed = log.model_copy(update={"checksum": content_checksum(log.model_dump(mode="json"))})
+    write_output(path, sealed.model_dump_json(indent=1), "run log")
 
 
 def read_runlog(path: str | Path) -> RunLog:
     """Read a run log of this or an older schema version (migrated in memory; the file is not rewritten)."""
     name = str(path)
     data = read_json_file(path)
-    version = data.get("schema_version") if isinstance(data, dict) else None
-    if version is None:
+    if not isinstance(data, dict) or "schema_version" not in data:
         raise RunLogError(f"{name}: not a citeaudit run log (no schema_version)")
-    if not isinstance(version, int) or version not in SUPPORTED_SCHEMAS:
-        newer = isinstance(version, int) and version > SCHEMA_VERSION
-        hint = "upgrade citeaudit" if newer else f"rescore its cases with citeaudit {__version__}"
-        raise RunLogError(f"{name}: run log schema_version {version} is not supported; this citeaudit "
-                          f"{__version__} reads schema_version {', '.join(map(str, SUPPORTED_SCHEMAS))}: {hint}")
+    version = _schema_version(data["schema_version"], name)
+    stored = data.get("checksum")
+    edited = isinstance(stored, str) and stored != content_checksum(data)
     while version != SCHEMA_VERSION:
         data = MIGRATIONS[version](data)
         version = data["schema_version"]
     try:
-        return RunLog.model_validate(data)
+        log = RunLog.model_validate(data)
     except ValidationError as err:
         raise InputError(validation_problems(err, name)) from None
+    log._edited = edited
+    return log
+
+
+def _schema_version(version: Any, name: str) -> int:
+    supported = ", ".join(map(str, SUPPORTED_SCHEMAS))
+    # bool is an int to Python: `true` must not read as schema 1
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise RunLogError(f"{name}: schema_version: expected an integer ({supported}), got {json.dumps(version)}")
+    if version not in SUPPORTED_SCHEMAS:
+        hint = "upgrade citeaudit" if version > SCHEMA_VERSION else f"rescore its cases with citeaudit {__version__}"
+        raise RunLogError(f"{name}: run log schema_version {version} is not supported; this citeaudit "
+                          f"{__version__} reads schema_version {supported}: {hint}")
+    return version
 
 
 def resolved_cases(log: RunLog) -> list[ResolvedCase]:
     out = []
     for case in log.cases:
-        rc, problems = resolve(case)
+        rc, problems = resolve(case, log.settings.reading())
         if problems:  # a log written by citeaudit resolves; anything else was edited by hand
             raise RunLogError(f"case {case.id} in the run log does not resolve: {problems[0][1]}")
         out.append(rc)

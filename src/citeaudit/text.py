@@ -175,3 +175,22 @@ def rule_sentence_spans(text: str) -> list[tuple[int, int]]:
         if b > a:
             out.append((a, b))
     return out
+
+
+# --- text shown in a terminal -------------------------------------------------------------------
+
+# Control characters (C0 but newline and tab, DEL, C1) and the bidirectional controls: a terminal obeys
+# the first (clear the screen, set the window title) and the second reorder what it shows ("gnp.exe"
+# displayed as "exe.png").
+_HIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible_controls(text: str) -> str:
+    """`text` with every control and bidirectional-control character written as its escape (ESC as
+    `\\x1b`, RIGHT-TO-LEFT OVERRIDE as `\\u202e`), so what reaches a terminal is only what it shows."""
+    return _HIDDEN.sub(_escape, text)

@@ -7,13 +7,14 @@ from .session import DeskSession
 __all__ = ["DeskError", "DeskSession", "create_app", "serve"]
 
 
-def create_app(session: DeskSession):
+def create_app(session: DeskSession, **options):
     from .app import create_app as _create
 
-    return _create(session)
+    return _create(session, **options)
 
 
-def serve(session: DeskSession, host: str = "127.0.0.1", port: int = 8765, open_browser: bool = True) -> None:
+def serve(session: DeskSession, host: str = "127.0.0.1", port: int = 8765, open_browser: bool = True,
+          allow_remote: bool = False) -> None:
     from .app import serve as _serve
 
-    _serve(session, host, port, open_browser)
+    _serve(session, host, port, open_browser, allow_remote)

@@ -167,6 +167,10 @@ class DeskSession:
     def load_walkthrough(self, name: str, variant: str | None = None) -> dict[str, Any]:
         if name not in WALKTHROUGHS:
             raise DeskError(404, f"no walkthrough '{name}'; walkthroughs: {', '.join(WALKTHROUGHS)}")
+        variants = WALKTHROUGHS[name].variants
+        if variant is not None and variant not in variants:
+            known = f"its setups: {', '.join(variants)}" if variants else "it has no setups"
+            raise DeskError(404, f"no setup '{variant}' of walkthrough '{name}'; {known}")
         case = walkthrough_case(name, variant)
         self._original[case["id"]] = case
         self.cases = {case["id"]: copy.deepcopy(case), **{k: v for k, v in self.cases.items() if k != case["id"]}}

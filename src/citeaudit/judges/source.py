@@ -28,13 +28,14 @@ class Judgments:
         request = Request.of(text, passages)
         if request in self._memo:
             return self._memo[request]
+        # Read the store right before asking: another run filling it may have recorded the pair.
         found = self.store.get(request, self.signature) if self.store else None
         if found is None:
             found = self.judge.judge(request.text, request.passages)
             if not isinstance(self.judge, RecordedJudge):
                 self.asked += 1
                 if self.store is not None:
-                    self.store.put(request, found)
+                    found = self.store.put(request, found)  # another run's, when it recorded the pair first
         self._memo[request] = found
         return found
 
@@ -43,10 +44,19 @@ class Judgments:
         return list(self._memo.items())
 
     def fill(self, requests: Sequence[Request], batch_size: int = 64, progress: Callable[[int], None] | None = None) -> int:
-        """Judge every request not yet in the store, in batches; returns how many were judged."""
-        missing = [r for r in dict.fromkeys(requests) if not (self.store and self.store.get(r, self.signature))]
-        for i in range(0, len(missing), batch_size):
-            chunk = missing[i : i + batch_size]
+        """Judge every request not yet in the store, in batches; returns how many were judged.
+        `progress(n)` is told of every request settled, whether judged or found in the store.
+
+        The store is read again as each batch is made up, so pairs that another run recorded
+        meanwhile are not judged a second time."""
+        pending = list(dict.fromkeys(requests))
+        judged_count = 0
+        while pending:
+            chunk, pending, found = self._next_batch(pending, batch_size)
+            if progress and found:
+                progress(found)
+            if not chunk:
+                continue
             try:
                 judged = judge_many(self.judge, chunk)
             except JudgeError as err:
@@ -54,15 +64,29 @@ class Judgments:
                 self._keep(chunk, getattr(err, "judgments", None) or [])
                 raise
             self._keep(chunk, judged)
+            judged_count += len(chunk)
             if progress:
                 progress(len(chunk))
-        return len(missing)
+        return judged_count
+
+    def _next_batch(self, pending: list[Request], size: int) -> tuple[list[Request], list[Request], int]:
+        """Up to `size` pending requests the store does not hold yet, the requests left after them,
+        and how many were skipped because they are judged already (here or in the store)."""
+        chunk: list[Request] = []
+        taken = 0
+        for request in pending:
+            if len(chunk) == size:
+                break
+            taken += 1
+            if request not in self._memo and not (self.store and self.store.get(request, self.signature)):
+                chunk.append(request)
+        return chunk, pending[taken:], taken - len(chunk)
 
     def _keep(self, requests: Sequence[Request], judged: Sequence[Judgment | None]) -> None:
         for request, judgment in zip(requests, judged):
             if judgment is None:
                 continue
-            self._memo[request] = judgment
             self.asked += 1
             if self.store is not None:
-                self.store.put(request, judgment)
+                judgment = self.store.put(request, judgment)  # another run's, when it recorded the pair first
+            self._memo[request] = judgment

@@ -3,6 +3,10 @@
 The key hashes the text, every cited passage's document id, version, span and content hash, and the
 judge's signature. Each judgment is committed as soon as it is made, so an interrupted run loses
 nothing and a rerun asks the judge only for what is missing.
+
+Several runs may fill one store at once (each waits its turn to write; the first judgment recorded
+for a key is the one kept). A file that is not a store, or a row that is not a judgment, is a
+StoreError naming the file (and the row's key), never a traceback.
 """
 
 from __future__ import annotations
@@ -10,15 +14,24 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from collections.abc import Sequence
+import time
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from ..errors import MissingJudgment
+from pydantic import ValidationError
+
+from ..errors import MissingJudgment, StoreError, validation_problems
 from ..records import Judgment, SourcePassage
 from .base import Request
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS judgments (
+TABLE = "judgments"
+COLUMNS = ("key", "judge", "text", "passages", "judgment", "created")
+SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS {TABLE} (
     key TEXT PRIMARY KEY,
     judge TEXT NOT NULL,
     text TEXT NOT NULL,
@@ -27,46 +40,199 @@ CREATE TABLE IF NOT EXISTS judgments (
     created TEXT NOT NULL DEFAULT (datetime('now'))
 )
 """
+# How long a run waits for another to finish writing (a write is one row, so waits are short; the
+# margin covers a slow disk or a WAL checkpoint).
+BUSY_TIMEOUT_S = 30.0
 
 
-def judgment_key(request: Request, judge_signature: str) -> str:
-    material = {
-        "text": request.text,
-        "passages": [p.identity() for p in request.passages],
-        "judge": judge_signature,
-    }
+def _key_of(text: str, passage_identities: list[dict[str, Any]], judge_signature: str) -> str:
+    material = {"text": text, "passages": passage_identities, "judge": judge_signature}
     return hashlib.sha256(json.dumps(material, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
+def judgment_key(request: Request, judge_signature: str) -> str:
+    return _key_of(request.text, [p.identity() for p in request.passages], judge_signature)
+
+
+def _parse_judgment(raw: Any) -> Judgment:
+    """The Judgment a row's `judgment` column holds; ValueError saying why when it holds none."""
+    if not isinstance(raw, (str, bytes)):
+        raise ValueError(f"judgment is not JSON text but {type(raw).__name__}")
+    try:
+        return Judgment.model_validate_json(raw)
+    except ValidationError as err:
+        found = "; ".join(f"{p.path}: {p.message}" if p.path else p.message
+                          for p in validation_problems(err, ""))
+        raise ValueError(f"judgment is not a valid Judgment: {found}") from None
+
+
+def _row_problem(key: str, judge: str, text: str, passages: str, raw: Any) -> str | None:
+    """What is wrong with one stored row, or None when it is a sound judgment."""
+    try:
+        judgment = _parse_judgment(raw)
+    except ValueError as err:
+        return str(err)
+    if judgment.judge != judge:
+        return f"judgment is by {judgment.judge!r} but the row is filed under judge {judge!r}"
+    try:
+        recomputed = _key_of(text, json.loads(passages), judge)
+    except (TypeError, ValueError):
+        return "passages column is not JSON"
+    if recomputed != key:
+        return "key does not match the row's text, passages and judge"
+    return None
+
+
+def _is_busy(err: sqlite3.Error) -> bool:
+    """Whether SQLite refused because another connection holds a lock (SQLITE_BUSY or SQLITE_LOCKED)."""
+    return getattr(err, "sqlite_errorcode", 0) & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+
+
+@dataclass
+class StoreCheck:
+    """What `JudgmentStore.check` found: row counts by judge, and every bad row with why."""
+
+    path: str
+    judges: Counter = field(default_factory=Counter)
+    bad: list[tuple[str, str]] = field(default_factory=list)  # (key, problem)
+
+    @property
+    def rows(self) -> int:
+        return sum(self.judges.values())
+
+    @property
+    def ok(self) -> bool:
+        return not self.bad
+
+
 class JudgmentStore:
-    def __init__(self, path: str | Path):
+    """A SQLite file of judgments. Opening it checks that it is one (cheap: the table layout), creating
+    it when new; `create=False` opens an existing store read-only and changes nothing."""
+
+    def __init__(self, path: str | Path, create: bool = True):
         self.path = str(path)
-        self._db = sqlite3.connect(self.path)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(SCHEMA)
-        self._db.commit()
+        if not create and not Path(path).is_file():
+            raise StoreError(f"{self.path}: no such file")
+        with self._sqlite_errors():
+            self._db = self._connect(create)
+            try:
+                self._check_layout(required=not create)
+                if create:
+                    self._use_wal()
+                    with self._write():
+                        self._db.execute(SCHEMA)
+            except BaseException:
+                self._db.close()
+                raise
+
+    def _connect(self, create: bool) -> sqlite3.Connection:
+        # Autocommit: every transaction below is opened explicitly, so none is held by accident.
+        target, uri = (self.path, False) if create else (Path(self.path).resolve().as_uri() + "?mode=ro", True)
+        db = sqlite3.connect(target, timeout=BUSY_TIMEOUT_S, isolation_level=None, uri=uri)
+        db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        return db
+
+    def _check_layout(self, required: bool) -> None:
+        """Refuse a file that is not SQLite, or holds a foreign `judgments` table or only other tables,
+        before anything is written to it."""
+        try:
+            tables = {name for (name,) in self._db.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")}
+        except sqlite3.DatabaseError as err:
+            raise StoreError(f"{self.path}: not a citeaudit judgment store (not an SQLite database: {err})") from None
+        if TABLE not in tables:
+            if tables or required:
+                found = f"tables {', '.join(sorted(tables))}" if tables else "no tables"
+                raise StoreError(f"{self.path}: not a citeaudit judgment store "
+                                 f"(it holds {found}, not a {TABLE!r} table)")
+            return
+        columns = tuple(row[1] for row in self._db.execute(f"PRAGMA table_info({TABLE})"))
+        if sorted(columns) != sorted(COLUMNS):
+            raise StoreError(f"{self.path}: not a citeaudit judgment store (its {TABLE!r} table has columns "
+                             f"{', '.join(columns)}; a store's are {', '.join(COLUMNS)})")
+
+    def _use_wal(self) -> None:
+        """Switch to write-ahead logging (readers never wait for a writer). Another process creating
+        the same file can make the switch fail at once, without waiting: SQLite does not wait where
+        waiting could deadlock. So retry until the file is in WAL mode, whoever switched it."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        pause = 0.005
+        while True:
+            try:
+                if self._db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                    self._db.execute("PRAGMA journal_mode = WAL")
+                return
+            except sqlite3.OperationalError as err:
+                if not _is_busy(err) or time.monotonic() > deadline:
+                    raise
+                time.sleep(pause)
+                pause = min(pause * 2, 0.2)
+
+    @contextmanager
+    def _write(self) -> Iterator[None]:
+        """One write transaction, its lock taken up front so that waiting for another writer goes
+        through the busy timeout."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    @contextmanager
+    def _sqlite_errors(self) -> Iterator[None]:
+        """Any SQLite failure (a file locked too long, a damaged page, no permission) names the store."""
+        try:
+            yield
+        except sqlite3.Error as err:
+            raise StoreError(f"{self.path}: {err}") from None
 
     def get(self, request: Request, judge_signature: str) -> Judgment | None:
-        row = self._db.execute(
-            "SELECT judgment FROM judgments WHERE key = ?", (judgment_key(request, judge_signature),)
-        ).fetchone()
-        return Judgment.model_validate_json(row[0]) if row else None
+        key = judgment_key(request, judge_signature)
+        with self._sqlite_errors():
+            row = self._db.execute(f"SELECT judge, judgment FROM {TABLE} WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        try:
+            judgment = _parse_judgment(row[1])
+        except ValueError as err:
+            raise StoreError(f"{self.path}: row with key {key}: {err}; `citeaudit store check "
+                             f"{self.path}` lists every bad row") from None
+        if judgment.judge != judge_signature or row[0] != judge_signature:
+            raise StoreError(f"{self.path}: row with key {key}: the judgment is by {judgment.judge!r} "
+                             f"(judge column {row[0]!r}), not by {judge_signature!r}")
+        return judgment
 
-    def put(self, request: Request, judgment: Judgment) -> None:
-        self._db.execute(
-            "INSERT OR REPLACE INTO judgments (key, judge, text, passages, judgment) VALUES (?, ?, ?, ?, ?)",
-            (
-                judgment_key(request, judgment.judge),
-                judgment.judge,
-                request.text,
-                json.dumps([p.identity() for p in request.passages]),
-                judgment.model_dump_json(),
-            ),
-        )
-        self._db.commit()
+    def put(self, request: Request, judgment: Judgment) -> Judgment:
+        """Record a judgment and return the one the store keeps: when another run recorded this pair
+        first, that one (so every run reports what the store holds)."""
+        key = judgment_key(request, judgment.judge)
+        with self._sqlite_errors(), self._write():
+            added = self._db.execute(
+                f"INSERT INTO {TABLE} (key, judge, text, passages, judgment) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT (key) DO NOTHING",
+                (key, judgment.judge, request.text, json.dumps([p.identity() for p in request.passages]),
+                 judgment.model_dump_json()),
+            ).rowcount
+        return judgment if added else (self.get(request, judgment.judge) or judgment)
+
+    def check(self) -> StoreCheck:
+        """Every row read and checked: its judgment parses, is by the row's judge, and its key is the
+        hash of its text, passages and judge."""
+        found = StoreCheck(self.path)
+        with self._sqlite_errors():
+            rows = self._db.execute(f"SELECT key, judge, text, passages, judgment FROM {TABLE} ORDER BY key")
+            for key, judge, text, passages, raw in rows:
+                found.judges[judge] += 1
+                problem = _row_problem(key, judge, text, passages, raw)
+                if problem:
+                    found.bad.append((key, problem))
+        return found
 
     def __len__(self) -> int:
-        return self._db.execute("SELECT COUNT(*) FROM judgments").fetchone()[0]
+        with self._sqlite_errors():
+            return self._db.execute(f"SELECT COUNT(*) FROM {TABLE}").fetchone()[0]
 
     def close(self) -> None:
         self._db.close()
@@ -102,8 +268,9 @@ class MemoryStore:
     def get(self, request: Request, judge_signature: str) -> Judgment | None:
         return self._items.get(judgment_key(request, judge_signature))
 
-    def put(self, request: Request, judgment: Judgment) -> None:
+    def put(self, request: Request, judgment: Judgment) -> Judgment:
         self._items[judgment_key(request, judgment.judge)] = judgment
+        return judgment
 
     def __len__(self) -> int:
         return len(self._items)

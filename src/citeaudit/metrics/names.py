@@ -12,13 +12,14 @@ ALCE_CITATION_RECALL = "alce_citation_recall"
 ALCE_CITATION_PRECISION = "alce_citation_precision"
 COVERAGE = "coverage"
 ABSTENTION = "abstention"
+INVALID_CITATIONS = "invalid_citations"
 
 ANSWER_MEASURES = (
     CITATION_PRESENCE, SUPPORT, CITATION_RECALL, CITATION_PRECISION, COVERAGE, ABSTENTION,
 )
 MEAN_MEASURES = (ALCE_CITATION_RECALL, ALCE_CITATION_PRECISION)
 # Measures no judge can change: their signatures name no judge.
-JUDGE_FREE = (CITATION_PRESENCE, ABSTENTION)
+JUDGE_FREE = (CITATION_PRESENCE, ABSTENTION, INVALID_CITATIONS)
 
 DESCRIPTIONS = {
     CITATION_PRESENCE: "claims with at least one citation / claims",
@@ -29,6 +30,7 @@ DESCRIPTIONS = {
     ALCE_CITATION_PRECISION: "citation precision averaged per answer, as ALCE's eval.py reports it",
     COVERAGE: "required facts conveyed by a supported claim / required facts",
     ABSTENTION: "answers that make no claim / answers",
+    INVALID_CITATIONS: "citations that name no passage / citations written (when invalid citations are counted)",
     "recall@k": "gold evidence documents in the top k of the ranking / gold documents",
     "facts@k": "required facts whose documenting passages all sit in the top k / required facts",
 }

@@ -31,6 +31,8 @@ REASON_NOT_SUPPORTED = "The cited set does not support the whole statement, so t
 REASON_ALONE = "It supports the statement on its own."
 REASON_NEEDED = "The rest of the cited set does not support the statement without it."
 REASON_REDUNDANT = "It does not support the statement alone, and the rest of the cited set supports it without it."
+REASON_INVALID = "It names no passage, so it supports nothing."
+INVALID_CITATION_JUDGE = "rule:invalid-citation"
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,18 @@ class Settings:
     ks: tuple[int, ...] = (1, 3, 5, 10)
     # ALCE's eval.py scores precision 0 for an answer with no citations; by default it is undefined.
     no_citation_precision: Literal["n/a", "zero"] = "n/a"
+    # "alce": every rule of ALCE's eval.py (parse/alce.py reads the answers; precision without citations 0)
+    conventions: Literal["citeaudit", "alce"] = "citeaudit"
+    # "count": citations naming no passage were kept on their statements and are counted (invalid_citations)
+    invalid_citations: Literal["error", "count"] = "error"
+
+    def __post_init__(self) -> None:
+        if self.conventions == "alce" and self.no_citation_precision != "zero":
+            object.__setattr__(self, "no_citation_precision", "zero")  # part of ALCE's conventions
+
+    @property
+    def counts_invalid(self) -> bool:
+        return self.invalid_citations == "count" or self.conventions == "alce"
 
 
 @dataclass
@@ -82,6 +96,7 @@ class StatementResult:
     citations: list[str]
     judgment: Judgment | None = None  # the whole cited set vs the statement (claim statements only)
     checks: list[CitationCheck] = field(default_factory=list)
+    invalid: list[str] = field(default_factory=list)  # citations that name no passage, as written
 
     @property
     def supported(self) -> bool:
@@ -110,10 +125,14 @@ class AnswerResult:
     def ratios(self) -> dict[str, Ratio]:
         claims, stmts = self.claims, [s for s in self.statements if s.kind == "claim"]
         no_claims = "abstention: the answer makes no claim"
-        citations = sum(len(s.citations) for s in stmts)
+        # One check per citation precision counts (an invalid one included, uncredited); ALCE leaves
+        # the citations of a sentence with an out-of-range one out, so they have no check.
+        citations = sum(len(s.checks) for s in stmts)
         credited = sum(c.precise for s in stmts for c in s.checks)
-        zero = self.settings.no_citation_precision == "zero"
-        return {
+        # ALCE's 0 for an answer without citations; an answer without statements (an empty output)
+        # stays n/a, as ALCE drops it from both means.
+        zero = self.settings.no_citation_precision == "zero" and bool(stmts)
+        out = {
             N.CITATION_PRESENCE: Ratio(sum(bool(c.citations) for c in claims), len(claims), no_claims),
             N.SUPPORT: Ratio(sum(c.supported for c in claims), len(claims), no_claims),
             N.CITATION_RECALL: Ratio(sum(s.supported for s in stmts), len(stmts), no_claims),
@@ -125,6 +144,10 @@ class AnswerResult:
             N.COVERAGE: Ratio(len(self.covered_facts), len(self.required_facts), "no required facts"),
             N.ABSTENTION: Ratio(int(self.abstained), 1),
         }
+        if self.settings.counts_invalid:
+            written = sum(len(s.citations) + len(s.invalid) for s in stmts)
+            out[N.INVALID_CITATIONS] = Ratio(sum(len(s.invalid) for s in stmts), written, "no citations")
+        return out
 
 
 def _judge_set(judgments: JudgmentSource, text: str, passages: Sequence[SourcePassage]) -> Judgment:
@@ -150,11 +173,26 @@ def citation_checks(judgments: JudgmentSource, text: str, cited: Sequence[Source
         if _judge_set(judgments, text, [p]).supports:
             checks.append(CitationCheck(p.id, True, None, True, REASON_ALONE))
             continue
-        rest = [q for q in cited if q.id != p.id]
+        rest = list(cited)
+        rest.remove(p)  # one copy: a passage cited twice (ALCE conventions) is still cited once
         without = _judge_set(judgments, text, rest).supports
         checks.append(CitationCheck(p.id, False, without, not without,
                                     REASON_REDUNDANT if without else REASON_NEEDED))
     return joint, checks
+
+
+def _invalid_judgment(invalid: Sequence[str]) -> Judgment:
+    return Judgment(label="none", judge=INVALID_CITATION_JUDGE,
+                    explanation=f"cites {', '.join(invalid)}, which names no passage")
+
+
+def _invalid_checks(cited: Sequence[str], invalid: Sequence[str], settings: Settings) -> list[CitationCheck]:
+    """A statement citing what does not exist is unsupported. citeaudit counts each of its citations
+    in precision, uncredited; ALCE leaves them all out of precision's denominator."""
+    if settings.conventions == "alce":
+        return []
+    return ([CitationCheck(i, None, None, False, REASON_NOT_SUPPORTED) for i in cited]
+            + [CitationCheck(i, None, None, False, REASON_INVALID) for i in invalid])
 
 
 def score_answer(rc: ResolvedCase, answer: Answer, judgments: JudgmentSource, settings: Settings) -> AnswerResult:
@@ -162,12 +200,17 @@ def score_answer(rc: ResolvedCase, answer: Answer, judgments: JudgmentSource, se
     claims: list[ClaimResult] = []
     for s, st in enumerate(answer.statements):
         cited_ids = st.cited_ids()
-        result = StatementResult(s, st.id, st.text, st.kind, cited_ids)
+        result = StatementResult(s, st.id, st.text, st.kind, cited_ids, invalid=list(st.invalid_citations))
         if st.kind == "claim":
-            result.judgment, result.checks = citation_checks(judgments, st.text, rc.cited(cited_ids))
+            if st.invalid_citations:
+                result.judgment = _invalid_judgment(st.invalid_citations)
+                result.checks = _invalid_checks(cited_ids, st.invalid_citations, settings)
+            else:
+                result.judgment, result.checks = citation_checks(judgments, st.text, rc.cited(cited_ids))
             for c, claim in enumerate(st.atomic_claims()):
                 ids = list(claim.citations or [])
-                judgment = _judge_set(judgments, claim.text, rc.cited(ids))
+                judgment = (_invalid_judgment(st.invalid_citations) if st.invalid_citations
+                            else _judge_set(judgments, claim.text, rc.cited(ids)))
                 claims.append(ClaimResult(statement=s, index=c, id=claim.id, text=claim.text, citations=ids,
                                           facts=list(claim.facts), judgment=judgment))
         statements.append(result)
@@ -243,6 +286,8 @@ class Report:
                          parser=self.parsing.parser if self.parsing else None,
                          claims=self.parsing.claims if self.parsing else None,
                          nocite="0" if self.settings.no_citation_precision == "zero" else "n/a",
+                         conventions=self.settings.conventions,
+                         invalid=self.settings.invalid_citations,
                          version=__version__)
 
     def summary(self, results: Sequence[AnswerResult] | None = None) -> dict[str, Ratio]:
@@ -281,6 +326,12 @@ class Report:
     def signature(self, name: str) -> str:
         return self.run_signature.render(name)
 
+    def to_pandas(self):
+        """One row per claim and citation (docs/exports.md) as a pandas DataFrame; needs citeaudit[formats]."""
+        from ..exports import report_frame
+
+        return report_frame(self)
+
 
 def score_cases(cases: Sequence[ResolvedCase], judgments: JudgmentSource, settings: Settings = Settings(),
                 progress: Callable[[int], None] | None = None, parsing: Parsing | None = None) -> Report:
@@ -309,8 +360,8 @@ def plan_requests(cases: Sequence[ResolvedCase]) -> list[Request]:
     for rc in cases:
         for answer in rc.case.answers:
             for st in answer.statements:
-                if st.kind != "claim":
-                    continue
+                if st.kind != "claim" or st.invalid_citations:
+                    continue  # a statement with an invalid citation is unsupported without a judge
                 cited = rc.cited(st.cited_ids())
                 add(st.text, cited)
                 if len(cited) > 1:

@@ -21,9 +21,9 @@ from pydantic import BaseModel, ConfigDict
 from . import names as N
 
 # Fields that change figures: two runs that differ in one of these are not compared silently.
-FIGURE_FIELDS = ("judge", "parser", "claims", "nocite")
+FIGURE_FIELDS = ("judge", "parser", "claims", "nocite", "conventions", "invalid")
 # The keys of a rendered signature, in order, after the measure name.
-_KEYS = ("judge", "parse", "claims", "nocite", "gold", "agg", "version")
+_KEYS = ("judge", "parse", "claims", "conv", "invalid", "nocite", "gold", "agg", "version")
 
 
 class Signature(BaseModel):
@@ -35,6 +35,8 @@ class Signature(BaseModel):
     parser: str | None = None  # e.g. citeaudit-parse@1+pysbd-0.3.4, when answers were parsed from text
     claims: str | None = None  # the claim splitter then used, e.g. rule@1
     nocite: Literal["0", "n/a"] = "n/a"  # precision of an answer without citations (ALCE: 0)
+    conventions: Literal["citeaudit", "alce"] = "citeaudit"  # whose rules read and score the answers
+    invalid: Literal["error", "count"] = "error"  # citations naming no passage: refused, or counted
     version: str  # citeaudit's
 
     def render(self, measure: str) -> str:
@@ -45,6 +47,11 @@ class Signature(BaseModel):
             parts.append(f"judge:{self.judge}")
         if at_k is None and self.parser is not None:
             parts += [f"parse:{self.parser}", f"claims:{self.claims}"]
+        # Printed only when not the default, so that default signatures read as they always have.
+        if at_k is None and self.conventions != "citeaudit":
+            parts.append(f"conv:{self.conventions}")
+        if at_k is None and self.invalid != "error":
+            parts.append(f"invalid:{self.invalid}")
         if measure in (N.CITATION_PRECISION, N.ALCE_CITATION_PRECISION):
             parts.append(f"nocite:{self.nocite}")
         if at_k:

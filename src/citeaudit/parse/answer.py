@@ -27,6 +27,7 @@ def parse_answer(
     numbering: str = "auto",
     kinds: Mapping[int, str] | None = None,
     where: str = "<answer>",
+    invalid_citations: str = "error",
 ) -> list[Statement]:
     """Split ``text`` into statements with their cited passage ids, kinds, claims and offsets.
 
@@ -37,11 +38,12 @@ def parse_answer(
     the kind of statements by their index in the result. ``where`` names the answer in errors.
 
     Raises ``InputError`` listing every marker that names no known passage (path ``text[offset]``)
-    and every bad ``kinds`` entry.
+    and every bad ``kinds`` entry. With ``invalid_citations="count"``, a marker naming no passage
+    is kept on its statement's ``invalid_citations`` instead (it then supports nothing).
     """
     lang = lang or detect_language(text)
     decomposer = decomposer if decomposer is not None else RuleDecomposer()
-    markers, marker_problems = find_markers(text, source_ids, numbering)
+    markers, marker_problems = find_markers(text, source_ids, numbering, keep_invalid=invalid_citations == "count")
     problems = [Problem(where, None, f"text[{p.offset}]", p.message) for p in marker_problems]
 
     clusters = cluster_markers(text, markers)
@@ -62,13 +64,15 @@ def parse_answer(
         start, end = sentence.span
         cleaned = clean(text, start, end, sentence.clusters)
         citations = list(dict.fromkeys(i for c in sentence.clusters for i in c.ids))
+        invalid = list(dict.fromkeys(i for c in sentence.clusters for i in c.invalid))
         kind = (kinds or {}).get(index) or classify(
-            cleaned.text, lang=lang, cited=bool(citations), prefix=sentence.prefix,
+            cleaned.text, lang=lang, cited=bool(citations or invalid), prefix=sentence.prefix,
             line_alone=sentence.line_alone,
         )
         claims = _claims(text, cleaned, sentence.clusters, decomposer, lang) if kind == "claim" else None
         statements.append(Statement(
-            text=cleaned.text, citations=citations, kind=kind, claims=claims, offsets=Span(start=start, end=end)
+            text=cleaned.text, citations=citations, kind=kind, claims=claims, offsets=Span(start=start, end=end),
+            invalid_citations=invalid,
         ))
     return statements
 

@@ -64,6 +64,7 @@ class Marker:
     end: int
     raw: str
     ids: tuple[str, ...]
+    invalid: tuple[str, ...] = ()  # items naming no passage, as "[9]" (kept only when counted)
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,10 @@ class Cluster:
     @property
     def ids(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(i for m in self.markers for i in m.ids))
+
+    @property
+    def invalid(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(i for m in self.markers for i in m.invalid))
 
 
 @dataclass(frozen=True)
@@ -147,11 +152,14 @@ class _Reader:
 
 
 def find_markers(
-    text: str, source_ids: Sequence[str], numbering: str = "auto"
+    text: str, source_ids: Sequence[str], numbering: str = "auto", keep_invalid: bool = False
 ) -> tuple[list[Marker], list[MarkerProblem]]:
     """Every citation marker in ``text`` with its passage ids, and every marker that cannot be read.
 
-    Problems are collected, not raised, so that a caller can report all of them at once.
+    Problems are collected, not raised, so that a caller can report all of them at once. With
+    ``keep_invalid``, an item that names no passage (``[9]`` with five passages, ``[2019]``) is no
+    problem: its marker keeps it in ``invalid`` (as ``"[9]"``), to be counted as a citation that
+    supports nothing.
     """
     reader = _Reader(source_ids, numbering)
     skip = excluded_regions(text)
@@ -166,15 +174,17 @@ def find_markers(
             continue  # ordinary bracketed text
         ids: list[str] = []
         errors: list[str] = []
+        invalid: list[str] = []
         for item in items:
             got, err = reader.resolve(item)
             if err:
                 errors.append(err)
+                invalid.append(f"[{item}]")
             ids += got
-        if errors:
+        if errors and not keep_invalid:
             problems.append(MarkerProblem(m.start(), f"citation marker '{m.group()}': " + "; ".join(errors)))
             continue
-        markers.append(Marker(m.start(), m.end(), m.group(), tuple(dict.fromkeys(ids))))
+        markers.append(Marker(m.start(), m.end(), m.group(), tuple(dict.fromkeys(ids)), tuple(dict.fromkeys(invalid))))
     return markers, problems
 
 

@@ -8,6 +8,7 @@ from ..metrics import names as N
 from ..metrics.ratio import Ratio
 from ..metrics.signature import Signature
 from ..records import LABELS
+from ..text import visible_controls
 from .results import AnswerRecord, CaseRecord, Finding, Ratios, Results, answer_json, to_json
 
 __all__ = ["answer_json", "diagnosis_markdown", "print_text", "signatures", "to_json", "to_markdown"]
@@ -90,24 +91,33 @@ def to_markdown(results: Results, signature: Signature) -> str:
     return "\n".join(out) + "\n"
 
 
+def _shown(text: str) -> str:
+    """A user's string as rich prints it: controls made visible, "[...]" kept literal (not markup)."""
+    from rich.markup import escape
+
+    return escape(visible_controls(text))
+
+
 def print_text(results: Results, signature: Signature, console) -> None:
-    """Terminal output with rich tables (colour only when the console is a terminal)."""
+    """Terminal output with rich tables (colour only when the console is a terminal). Every string
+    that came from the input is printed as text: control characters visible, never markup."""
     from rich.table import Table
 
     label_style = {"full": "green", "partial": "yellow", "none": "red", "contradicts": "bold red"}
     for case in results.cases:
-        console.print(f"[bold]Case {case.id}[/bold]: {case.question}", highlight=False)
-        console.print(f"  retrieval: {_retrieval_line(case.retrieval)}", highlight=False)
+        console.print(f"[bold]Case {_shown(case.id)}[/bold]: {_shown(case.question)}", highlight=False)
+        console.print(f"  retrieval: {_shown(_retrieval_line(case.retrieval))}", highlight=False)
         for a in _answers_of(results, case):
-            table = Table(title=f"answer {a.answer}" + _abstained(a), title_justify="left", show_lines=False)
+            table = Table(title=_shown(f"answer {a.answer}" + _abstained(a)), title_justify="left", show_lines=False)
             for col in ("#", "claim", "cited", "label", "why"):
                 table.add_column(col, overflow="fold")
             for c in a.claims:
-                table.add_row(f"{c.statement + 1}.{c.index + 1}", c.text, ", ".join(c.citations) or "—",
-                              f"[{label_style[c.judgment.label]}]{c.judgment.label}[/]", c.judgment.explanation or "")
+                table.add_row(f"{c.statement + 1}.{c.index + 1}", _shown(c.text), _shown(", ".join(c.citations) or "—"),
+                              f"[{label_style[c.judgment.label]}]{c.judgment.label}[/]",
+                              _shown(c.judgment.explanation or ""))
             for s in a.statements:
                 if s.kind != "claim":
-                    table.add_row(f"{s.index + 1}", s.text, "—", f"({s.kind})", "not scored")
+                    table.add_row(f"{s.index + 1}", _shown(s.text), "—", f"({s.kind})", "not scored")
             console.print(table)
             console.print("  " + " · ".join(f"{m} {a.metrics[m].ratio()}" for m in TABLE_MEASURES), highlight=False)
         console.print()
@@ -117,11 +127,11 @@ def print_text(results: Results, signature: Signature, console) -> None:
         table.add_column(HEADERS[m])
     table.add_column(LABELS_HEADER)
     for system, ratios, labels in _summary_rows(results):
-        table.add_row(system, *(str(ratios[m]) for m in TABLE_MEASURES), _label_cell(labels))
+        table.add_row(_shown(system), *(str(ratios[m]) for m in TABLE_MEASURES), _label_cell(labels))
     console.print(table)
     console.print("signatures:", highlight=False)
     for n, s in signatures(results, signature):
-        console.print(f"  {n}: {s}", highlight=False, soft_wrap=True)
+        console.print(f"  {n}: {_shown(s)}", highlight=False, soft_wrap=True)
 
 
 def diagnosis_markdown(diagnosis: dict[str, list[Finding]]) -> str:

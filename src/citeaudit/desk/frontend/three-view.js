@@ -185,7 +185,7 @@ export function createThreeView(container, { onSelect }) {
       const y = layerY(i, np);
       passagePos.set(p.id, y);
       const tex = labelTexture({
-        head: p.id, tag: p.rank ? `#${p.rank} ${p.title || ""}` : p.title || "", text: p.text,
+        head: p.label || p.id, tag: p.rank ? `#${p.rank} ${p.title || ""}` : p.title || "", text: p.text,
         border: cited.has(p.id) ? "#1f5fa8" : "#c9ccc8", selected: false, muted: false,
       });
       plane(BACK_X, y, BACK_Z, tex, { type: "passage", id: p.id });

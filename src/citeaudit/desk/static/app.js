@@ -1,6 +1,6 @@
 // citeaudit desk: the page's state and wiring. Every change goes through the JSON API and the page is
 // redrawn from the snapshot it returns, so the figures on screen are always the server's figures.
-import { $, h, num, ratioText, statementName } from "./dom.js";
+import { $, h, num, ratioText, setText, statementName } from "./dom.js";
 import { drawThreads, renderMap2d, sceneOf } from "./map2d.js";
 import { renderInspector } from "./inspector.js";
 import { currentClaim, renderReview } from "./review.js";
@@ -58,11 +58,11 @@ async function api(method, path, body) {
 function showMessage(text) {
   const el = $("#message");
   el.hidden = !text;
-  el.textContent = text || "";
+  setText(el, text);
 }
 
 function showStatus(text) {
-  $("#status").textContent = text || "";
+  setText($("#status"), text);
 }
 
 /** Run one request; on success redraw from its snapshot, on failure show why and keep everything as it was. */
@@ -206,7 +206,7 @@ function render() {
 }
 
 function renderHeader(snap) {
-  $("#source").textContent = `${snap.source} · judge ${snap.judge}`;
+  setText($("#source"), `${snap.source} · judge ${snap.judge}`);
   const caseSel = $("#case-select");
   caseSel.replaceChildren(...snap.cases.map((c) =>
     h("option", { value: c.id, selected: c.id === snap.case.id }, `${c.id} — ${c.question}`)));
@@ -216,7 +216,7 @@ function renderHeader(snap) {
     h("option", { value: a.id, selected: snap.answer && a.id === snap.answer.answer }, a.system === a.id ? a.id : `${a.system} (${a.id})`)));
   if (snap.answer) ansSel.value = snap.answer.answer;
   ansSel.disabled = !snap.case.answers.length;
-  $("#question").textContent = `Question: ${snap.case.question}`;
+  setText($("#question"), `Question: ${snap.case.question}`);
   $("#review-toggle").setAttribute("aria-pressed", String(state.review));
   $("#reset").disabled = state.busy;
 

@@ -3,6 +3,60 @@
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 
+// Direction controls (embeddings, overrides, isolates, marks) reorder how text is shown while staying
+// unseen: "\u202Egnp.exe" shows as "exe.png". The page never shows them raw, only as a visible mark.
+const BIDI = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/g;
+// Elements whose content is text only (no child elements), and attributes a browser shows as text.
+const TEXT_ONLY = new Set(["OPTION", "TEXTAREA", "TITLE", "SCRIPT", "STYLE"]);
+const SHOWN_ATTRIBUTES = new Set(["title", "aria-label", "alt", "placeholder"]);
+
+function codePoint(c) {
+  return `U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}`;
+}
+
+/** `text` with each direction control written as a visible mark, ⟨U+202E⟩ (for text-only places). */
+export function markBidi(text) {
+  return String(text).replace(BIDI, (c) => `⟨${codePoint(c)}⟩`);
+}
+
+/** The inverse of markBidi, for text edited in a field that showed the marks. */
+export function unmarkBidi(text) {
+  return String(text).replace(/⟨U\+(061C|200E|200F|202[A-E]|206[6-9])⟩/g, (_, hex) => String.fromCodePoint(parseInt(hex, 16)));
+}
+
+/** `text` as nodes: text, with each direction control as a styled mark element in its place. */
+export function visibleText(text) {
+  const str = String(text);
+  const nodes = [];
+  let last = 0;
+  for (const m of str.matchAll(BIDI)) {
+    if (m.index > last) nodes.push(document.createTextNode(str.slice(last, m.index)));
+    const mark = document.createElement("span");
+    mark.className = "bidi-mark";
+    mark.title = `hidden direction control ${codePoint(m[0])}, shown so that it cannot reorder the text`;
+    mark.textContent = `⟨${codePoint(m[0])}⟩`;
+    nodes.push(mark);
+    last = m.index + m[0].length;
+  }
+  if (last < str.length || !nodes.length) nodes.push(document.createTextNode(str.slice(last)));
+  return nodes;
+}
+
+/** Set an element's text, direction controls shown as marks. */
+export function setText(el, text) {
+  el.replaceChildren(...visibleText(text || ""));
+}
+
+/** JSON for display: direction controls as their JSON escapes (\u202e), so it stays valid JSON. */
+export function jsonText(value) {
+  return JSON.stringify(value, null, 2).replace(BIDI, (c) => `\\u${c.codePointAt(0).toString(16).padStart(4, "0")}`);
+}
+
+function textChild(el, text) {
+  const htmlWithChildren = el.namespaceURI !== SVG_NS && !TEXT_ONLY.has(el.tagName);
+  return htmlWithChildren ? visibleText(text) : [document.createTextNode(markBidi(text))];
+}
+
 function build(el, attrs, children) {
   for (const [key, value] of Object.entries(attrs || {})) {
     if (value === undefined || value === null || value === false) continue;
@@ -12,13 +66,16 @@ function build(el, attrs, children) {
       for (const [k, v] of Object.entries(value)) el.dataset[k] = String(v);
     } else if (key === "checked" || key === "disabled" || key === "value") {
       el[key] = value;
+    } else if (SHOWN_ATTRIBUTES.has(key)) {
+      el.setAttribute(key, markBidi(value));
     } else {
       el.setAttribute(key, value === true ? "" : String(value));
     }
   }
   for (const child of children.flat(Infinity)) {
     if (child === undefined || child === null || child === false) continue;
-    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    if (child instanceof Node) el.append(child);
+    else el.append(...textChild(el, child));
   }
   return el;
 }

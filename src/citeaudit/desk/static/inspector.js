@@ -1,6 +1,6 @@
 // The inspector: one statement, its citations, each cited passage's exact text (evidence span highlighted),
 // the judgment, the per-citation checks, the repair controls and the seed's JSON objects.
-import { $, h, STATUS_TEXT, isScored, statementName, threadStatus } from "./dom.js";
+import { $, h, STATUS_TEXT, isScored, jsonText, markBidi, statementName, threadStatus, unmarkBidi } from "./dom.js";
 import { rankedPassages } from "./map2d.js";
 
 export function renderInspector(snap, state, on) {
@@ -36,9 +36,9 @@ export function renderInspector(snap, state, on) {
     h("h4", {}, "Seed objects"),
     h("p", { class: "muted" }, "Statement"),
     h("pre", { id: "inspector-statement-json", tabindex: "0" },
-      JSON.stringify({ statement: seed.statement, citedPassages: seed.citedPassages }, null, 2)),
+      jsonText({ statement: seed.statement, citedPassages: seed.citedPassages })),
     h("p", { class: "muted" }, "Check"),
-    h("pre", { id: "inspector-check-json", tabindex: "0" }, JSON.stringify(seed.check, null, 2)),
+    h("pre", { id: "inspector-check-json", tabindex: "0" }, jsonText(seed.check)),
   ].flat(Infinity).filter(Boolean));
   if (state.thread) {
     const el = document.getElementById(`cited-${state.thread}`);
@@ -116,7 +116,7 @@ function repair(snap, st, state, on) {
       h("span", {}, h("strong", {}, p.id), p.title ? ` · ${p.title}` : ""));
   });
   const textarea = h("textarea", { id: "statement-text", "aria-label": "Statement text", disabled: state.busy });
-  textarea.value = st.text;
+  textarea.value = markBidi(st.text); // marks in the field too; saving turns them back into the controls
   return h("section", { class: "repair", "aria-labelledby": "repair-heading" },
     h("h4", { id: "repair-heading" }, "Repair"),
     h("fieldset", {}, h("legend", {}, `Citations of ${statementName(st)}`), h("div", { class: "cite-options" }, options)),
@@ -125,6 +125,6 @@ function repair(snap, st, state, on) {
       textarea,
       h("button", {
         type: "button", id: "save-text", disabled: state.busy,
-        onclick: () => on.saveText(st.index, textarea.value),
+        onclick: () => on.saveText(st.index, unmarkBidi(textarea.value)),
       }, "Save text")));
 }

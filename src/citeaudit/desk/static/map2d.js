@@ -1,6 +1,6 @@
 // The 2D evidence map: statements in a column in front (left), retrieved passages by rank (right), and an
 // SVG thread for every citation pointer, coloured by that citation's check.
-import { $, h, s, STATUS_TEXT, isScored, statementName, threadStatus } from "./dom.js";
+import { $, h, s, STATUS_TEXT, isScored, markBidi, statementName, threadStatus } from "./dom.js";
 
 /** Passages in rank order; unranked ones after, in their given order. */
 export function rankedPassages(snap) {
@@ -10,7 +10,8 @@ export function rankedPassages(snap) {
     .map(({ p }) => p);
 }
 
-/** The scene both views draw: statements, passages and threads with their status. */
+/** The scene both views draw: statements, passages and threads with their status. Its texts are for a
+ * canvas, so direction controls are written out as marks (`label` is a passage id as shown). */
 export function sceneOf(snap, state) {
   const statements = snap.answer ? snap.answer.statements : [];
   const threads = [];
@@ -19,10 +20,12 @@ export function sceneOf(snap, state) {
   }
   return {
     statements: statements.map((st) => ({
-      index: st.index, name: statementName(st), text: st.text, kind: st.kind,
+      index: st.index, name: markBidi(statementName(st)), text: markBidi(st.text), kind: st.kind,
       label: st.judgment ? st.judgment.label : null, scored: isScored(st),
     })),
-    passages: rankedPassages(snap).map((p) => ({ id: p.id, title: p.title, text: p.text, rank: p.rank })),
+    passages: rankedPassages(snap).map((p) => ({
+      id: p.id, label: markBidi(p.id), title: p.title && markBidi(p.title), text: markBidi(p.text), rank: p.rank,
+    })),
     threads,
     selected: state.selected,
     thread: state.thread,

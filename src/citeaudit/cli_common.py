@@ -1,0 +1,27 @@
+"""What every command-line module shares: reading a run log (saying when it was edited) and printing
+text that came from the input (control characters shown, never obeyed)."""
+
+from __future__ import annotations
+
+import click
+
+from .text import visible_controls
+
+
+def echo_text(text: str, nl: bool = True) -> None:
+    """Print human-readable text to the terminal: a control character from the input (an escape
+    sequence in a claim, a right-to-left override in an id) is shown, never obeyed."""
+    click.echo(visible_controls(text), nl=nl)
+
+
+def read_log(path: str):
+    """Read a run log; say on stderr when it was edited after it was written (its figures are used
+    as stored, whatever the command)."""
+    from .runlog import read_runlog
+
+    log = read_runlog(path)
+    if log.edited:
+        click.echo(visible_controls(
+            f"citeaudit: warning: {path} was changed after it was written (its checksum does not match): "
+            f"figures are shown as stored; `citeaudit rescore {path}` recomputes them from its judgments"), err=True)
+    return log

@@ -1,0 +1,271 @@
+"""The command line against what goes wrong around the scoring: unwritable outputs, hand-edited or
+broken run logs, control characters on the way to a terminal, and case-file wrappers with stray keys."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from citeaudit.cli import main
+from citeaudit.text import visible_controls
+
+
+def _case(claim: str = "Eco lowers energy use.", case_id: str = "c1", answer_id: str = "a1",
+          question: str = "What does Eco do?") -> dict:
+    return {
+        "id": case_id, "question": question,
+        "sources": [{"id": "S1", "version": "v1", "text": "Eco mode lowers energy use."}],
+        "answers": [{"id": answer_id, "statements": [{"id": "s1", "text": claim, "citations": ["S1"]}]}],
+        "labels": [{"claim": claim, "passages": ["S1"], "label": "full"}],
+    }
+
+
+def _write(path: Path, data) -> Path:
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def case_file(tmp_path) -> Path:
+    return _write(tmp_path / "cases.json", _case())
+
+
+@pytest.fixture
+def run_log(tmp_path, runner, case_file) -> Path:
+    out = tmp_path / "run.json"
+    assert runner.invoke(main, ["score", str(case_file), "--out", str(out)]).exit_code == 0
+    return out
+
+
+# --- outputs -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("option", ["--out", "--store"])
+def test_score_refuses_a_destination_in_a_missing_folder_before_scoring(runner, case_file, tmp_path, option):
+    missing = tmp_path / "no-such-folder" / "file"
+    result = runner.invoke(main, ["score", str(case_file), option, str(missing)])
+    assert result.exit_code == 2, result.output
+    assert f"{option} {missing}: folder {missing.parent} does not exist" in result.output
+    assert "summary" not in result.output  # refused before any work, not after it
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+@pytest.mark.parametrize("option", ["--store", "--list"])
+def test_prepare_refuses_a_destination_in_a_missing_folder(runner, case_file, tmp_path, option):
+    store = tmp_path / "store.db"
+    missing = tmp_path / "gone" / "x"
+    args = ["prepare", str(case_file), "--store", str(missing if option == "--store" else store)]
+    if option == "--list":
+        args += ["--list", str(missing)]
+    result = runner.invoke(main, args)
+    assert result.exit_code == 2 and f"{option} {missing}: folder" in result.output
+    assert not store.exists()  # nothing was judged or recorded first
+
+
+def test_report_refuses_an_output_in_a_missing_folder(runner, run_log, tmp_path):
+    missing = tmp_path / "gone" / "report.html"
+    result = runner.invoke(main, ["report", str(run_log), "-o", str(missing)])
+    assert result.exit_code == 2 and f"--output {missing}: folder" in result.output
+
+
+def test_a_finished_scoring_is_kept_when_its_log_cannot_be_written(runner, case_file, tmp_path, monkeypatch):
+    import citeaudit.outputs as outputs
+
+    target = tmp_path / "run.json"
+    real = outputs._write_atomically
+
+    def failing_for_target(path, text):
+        if Path(path) == target:
+            raise OSError(28, "No space left on device")
+        real(path, text)
+
+    monkeypatch.setattr(outputs, "_write_atomically", failing_for_target)
+    result = runner.invoke(main, ["score", str(case_file), "--out", str(target)])
+    assert result.exit_code == 2
+    kept = next(tmp_path.glob("run.*.json"))
+    assert f"could not write run log {target} (No space left on device); it was written to {kept} instead" \
+        in result.output
+    assert json.loads(kept.read_text(encoding="utf-8"))["results"]["summary"]  # the whole log, readable
+    assert "summary" in result.output  # and the figures were printed all the same
+
+
+def test_an_interrupted_write_leaves_no_half_file(tmp_path, monkeypatch):
+    import os
+
+    from citeaudit.outputs import write_output
+
+    target = tmp_path / "report.md"
+    target.write_text("old report", encoding="utf-8")
+
+    def interrupted(src, dst):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        write_output(target, "new report", "report")
+    assert target.read_text(encoding="utf-8") == "old report"
+    assert [p.name for p in tmp_path.iterdir()] == ["report.md"]  # the temporary file is gone too
+
+
+# --- run logs ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("change, message", [
+    ({"schema_version": "1"}, 'schema_version: expected an integer (1, 2, 3), got "1"'),
+    ({"schema_version": [1]}, "schema_version: expected an integer (1, 2, 3), got [1]"),
+    ({"schema_version": 1, "settings": [3]}, "settings: Input should be a valid dictionary"),
+    ({"settings": "garbage"}, "settings: Input should be a valid dictionary"),
+    ({"results": [1, 2]}, "results: Input should be a valid dictionary"),
+])
+@pytest.mark.parametrize("command", ["report", "review", "rescore"])
+def test_a_broken_run_log_is_a_located_error(runner, run_log, case_file, change, message, command):
+    data = json.loads(run_log.read_text(encoding="utf-8"))
+    data.update(change)
+    _write(run_log, data)
+    args = [command, str(run_log)] + (["--sources", str(case_file)] if command == "review" else [])
+    result = runner.invoke(main, args)
+    assert result.exit_code == 2, result.output
+    assert str(run_log) in result.output and message in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def _edit_support(run_log: Path) -> None:
+    """Change the stored support figures by hand, as someone editing the file would."""
+    data = json.loads(run_log.read_text(encoding="utf-8"))
+    results = data["results"]
+    for figures in (results["answers"][0]["metrics"], results["summary"]["all"],
+                    *results["summary"]["by_system"].values()):
+        assert (figures["support"]["numerator"], figures["support"]["denominator"]) == (1, 1)
+        figures["support"].update(numerator=0, value=0.0)
+    _write(run_log, data)
+
+
+def test_an_edited_run_log_is_reported_as_edited_and_shown_as_stored_in_every_format(runner, run_log):
+    clean = runner.invoke(main, ["report", str(run_log), "--format", "text"])
+    assert clean.exit_code == 0 and "changed after it was written" not in clean.output
+    _edit_support(run_log)
+    outputs = {}
+    for fmt in ("text", "markdown", "json", "html"):
+        result = runner.invoke(main, ["report", str(run_log), "--format", fmt])
+        assert result.exit_code == 0
+        assert f"warning: {run_log} was changed after it was written" in result.output
+        outputs[fmt] = result.output
+    # as stored, in every format: the hand-edited 0/1, never recomputed to 1/1
+    assert "0/1 (0.0 %)" in outputs["text"] and "0/1 (0.0 %)" in outputs["markdown"]
+    assert '"numerator": 0' in outputs["json"]
+    assert 'id="edited"' in outputs["html"]
+
+
+def test_a_log_written_by_citeaudit_verifies(run_log):
+    from citeaudit.runlog import read_runlog
+
+    log = read_runlog(run_log)
+    assert log.checksum and len(log.checksum) == 64 and not log.edited
+
+
+# --- terminals -----------------------------------------------------------------------------------
+
+HOSTILE_CLAIM = "Eco lowers \x1b]0;owned\x07energy\x1b[2J use [red]now[/red]."
+HOSTILE_ID = "gnp\u202e.exe"
+
+
+@pytest.fixture
+def hostile_run(tmp_path, runner) -> tuple[Path, Path]:
+    cases = _write(tmp_path / "hostile.json", _case(HOSTILE_CLAIM, case_id=HOSTILE_ID, answer_id="a\x9b1",
+                                                      question="q\x1b[31m?"))
+    out = tmp_path / "hostile.run.json"
+    result = runner.invoke(main, ["score", str(cases), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    return cases, out
+
+
+def _assert_shown_not_obeyed(output: str) -> None:
+    assert not any(c in output for c in ("\x1b", "\x07", "\x9b", "\u202e")), repr(output)
+    assert "\\x1b]0;owned\\x07" in output or "\\x1b[2J" in output
+
+
+@pytest.mark.parametrize("command", [
+    ["score", "{cases}"],
+    ["score", "{cases}", "--format", "markdown"],
+    ["report", "{run}", "--format", "text"],
+    ["report", "{run}", "--format", "markdown"],
+    ["compare", "{run}", "{edited}", "--allow-mismatch"],  # curated labels differ: so do the judges
+    ["review", "{run}", "--sources", "{changed}"],
+])
+def test_control_characters_from_the_input_are_shown_not_obeyed(runner, hostile_run, tmp_path, command):
+    cases, run = hostile_run
+    changed = json.loads(cases.read_text(encoding="utf-8"))
+    changed["sources"][0]["text"] = "Eco mode now raises energy use."
+    changed_path = _write(tmp_path / "changed.json", changed)
+    other = tmp_path / "other.run.json"
+    relabelled = json.loads(cases.read_text(encoding="utf-8"))
+    relabelled["labels"][0]["label"] = "none"
+    runner.invoke(main, ["score", str(_write(tmp_path / "relabelled.json", relabelled)), "--out", str(other)])
+    args = [a.format(cases=cases, run=run, edited=other, changed=changed_path) for a in command]
+    result = runner.invoke(main, args)
+    assert result.exit_code == 0, result.output
+    _assert_shown_not_obeyed(result.output)
+
+
+def test_rich_markup_in_a_claim_is_printed_literally(runner, hostile_run):
+    cases, _ = hostile_run
+    result = runner.invoke(main, ["score", str(cases)], terminal_width=300)
+    assert "[red]now[/red]" in result.output
+
+
+def test_an_error_message_quoting_the_input_shows_its_control_characters(runner, tmp_path):
+    bad = _case()
+    bad["answers"][0]["statements"][0]["citations"] = ["S\x1b[2J9"]
+    result = runner.invoke(main, ["validate", str(_write(tmp_path / "bad.json", bad))])
+    assert result.exit_code == 2 and "S\\x1b[2J9" in result.output and "\x1b" not in result.output
+
+
+def test_visible_controls_keeps_newlines_tabs_and_ordinary_text():
+    assert visible_controls("a\tb\nc — 中文 é") == "a\tb\nc — 中文 é"
+    assert visible_controls("\x00\x7f\u200f\u2066") == "\\x00\\x7f\\u200f\\u2066"
+
+
+# --- case files ----------------------------------------------------------------------------------
+
+def test_a_stray_key_beside_cases_is_refused_with_its_line(runner, tmp_path):
+    path = tmp_path / "wrapped.json"
+    path.write_text('{\n "cases": [' + json.dumps(_case()) + '],\n "judge": "model"\n}\n', encoding="utf-8")
+    result = runner.invoke(main, ["validate", str(path)])
+    assert result.exit_code == 2
+    assert f"{path}:3: judge: unexpected key beside 'cases'" in result.output
+
+
+def test_jsonl_strings_may_hold_next_line_and_line_separator_characters(runner, tmp_path):
+    first = _case(question="first\u0085line \u2028 here")
+    lines = [json.dumps(first, ensure_ascii=False), json.dumps(_case(case_id="c2"), ensure_ascii=False), '{"id": 3}']
+    path = tmp_path / "cases.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = runner.invoke(main, ["validate", str(path)])
+    assert result.exit_code == 2
+    assert f"{path}:3: id: Input should be a valid string" in result.output  # the third line, counted on \n only
+    assert f"{path}:1" not in result.output and f"{path}:2" not in result.output
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--judge", "embedding:5"], "thr expects a number within -1..1, got '5'"),
+])
+def test_out_of_range_judge_options_are_refused(runner, case_file, args, message):
+    result = runner.invoke(main, ["score", str(case_file), *args])
+    assert result.exit_code == 2 and message in result.output
+
+
+@pytest.mark.parametrize("value", ["-5", "0"])
+def test_validate_judge_refuses_a_resample_count_below_one(runner, value):
+    data = Path(__file__).parent / "fixtures" / "judge_validation_sample.jsonl"
+    result = runner.invoke(main, ["validate-judge", str(data), "--judge", "curated", "--resamples", value])
+    assert result.exit_code == 2 and f"--resamples': {value} is not in the range x>=1" in result.output
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--host", "0.0.0.0"], "--host 0.0.0.0 is not a loopback address. The desk has no authentication"),
+    (["--port", "99999"], "--port must be between 1 and 65535"),
+])
+def test_the_desk_refuses_to_start_unsafely_or_impossibly(runner, args, message):
+    pytest.importorskip("fastapi")
+    result = runner.invoke(main, ["desk", "--no-open", *args])
+    assert result.exit_code == 2 and message in result.output and "desk on" not in result.output
