@@ -186,3 +186,34 @@ def test_an_empty_output_is_dropped_from_both_means_even_with_zero_precision():
     summary = report.summary()
     assert (summary[N.ALCE_CITATION_RECALL].value, summary[N.ALCE_CITATION_PRECISION].value) == (0.0, 0.0)
     assert summary[N.ALCE_CITATION_RECALL].denominator == 1  # one answer averaged, not two
+
+
+def test_an_alce_result_file_with_a_labels_file_gives_alces_figures(runner, tmp_path):
+    """End to end: `score --from alce FILE --conventions alce --labels human.jsonl`."""
+    import json
+
+    from citeaudit.cli import main
+    from citeaudit.parse.alce import parse_alce
+
+    rng = random.Random(7)
+    outputs = [random_output(rng) for _ in range(40)]
+    result = {"args": {"model": "toy"}, "data": [
+        {"question": f"q{i}?", "output": out, "docs": DOCS} for i, out in enumerate(outputs)]}
+    path = tmp_path / "result.json"
+    path.write_text(json.dumps(result), encoding="utf-8")
+    ids = [str(i + 1) for i in range(len(DOCS))]
+    texts = {st.text for out in outputs for st in parse_alce(out, ids)}
+    rows = [{"id": f"r{n}", "claim": text, "label": lab["label"],
+             "passages": [{"id": p, "text": DOCS[int(p) - 1]["text"]} for p in lab["passages"]]}
+            for n, (text, lab) in enumerate((t, lab) for t in sorted(texts) for lab in _labels()
+                                            if t.startswith(lab["claim"]))]
+    labels = tmp_path / "human.jsonl"
+    labels.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    scored = runner.invoke(main, ["score", "--from", "alce", str(path), "--conventions", "alce",
+                                  "--labels", str(labels), "--format", "json"])
+    assert scored.exit_code == 0, scored.output
+    summary = json.loads(scored.output[scored.output.index("{"):])["summary"]["all"]
+    _, _, mean_recall, mean_precision = alce_reference(outputs, len(DOCS))
+    assert 100 * summary[N.ALCE_CITATION_RECALL]["value"] == pytest.approx(mean_recall)
+    assert 100 * summary[N.ALCE_CITATION_PRECISION]["value"] == pytest.approx(mean_precision)
+    assert "conv:alce" in summary[N.ALCE_CITATION_RECALL]["signature"]

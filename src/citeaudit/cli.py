@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from contextlib import contextmanager
 
@@ -56,13 +57,19 @@ def main() -> None:
     """
 
 
-def _load(paths: Sequence[str], reading=None, fmt: str | None = None, labels_path: str | None = None):
+def _load(paths: Sequence[str], reading=None, fmt: str | None = None, labels_path: str | None = None,
+          reader_options: Sequence[str] = ()):
     from .loading import load_cases
     from .resolve import Reading
 
     if reading is None:  # other tools' outputs are measured, not refused, when they cite nothing real
         reading = Reading(invalid_citations="count" if fmt and fmt != "citeaudit" else "error")
-    cases = load_cases(paths, reading, fmt)
+    options = _reader_options(reader_options, fmt)
+    for path in paths:
+        if fmt != "ragas" and os.path.isdir(path):
+            raise click.BadParameter(f"{path} is a folder; only --from ragas reads a folder (a saved datasets "
+                                     "dataset)", param_hint="CASES")
+    cases = load_cases(paths, reading, fmt, **options)
     if labels_path:
         from .labelled import label_cases, load_rows
 
@@ -71,6 +78,32 @@ def _load(paths: Sequence[str], reading=None, fmt: str | None = None, labels_pat
             click.echo(f"citeaudit: {len(unmatched)} row(s) of {labels_path} match no case's passages by id and text "
                        f"(first: {visible_controls(unmatched[0].id)})", err=True)
     return cases
+
+
+def _reader_options(given: Sequence[str], fmt: str | None) -> dict[str, str]:
+    """--option KEY=VALUE pairs for the reader of --from FORMAT."""
+    if given and (not fmt or fmt == "citeaudit"):
+        raise click.BadParameter("reader options need --from FORMAT", param_hint="--option")
+    options = {}
+    for item in given:
+        key, equals, value = item.partition("=")
+        if not equals or not key:
+            raise click.BadParameter(f"expected KEY=VALUE, got {item!r}", param_hint="--option")
+        options[key.strip()] = value
+    return options
+
+
+def _parse_metrics(value: str | None) -> tuple[str, ...] | None:
+    from .metrics.names import SELECTABLE
+
+    if not value:
+        return None
+    chosen = tuple(dict.fromkeys(m.strip() for m in value.split(",") if m.strip()))
+    unknown = [m for m in chosen if m not in SELECTABLE]
+    if unknown or not chosen:
+        raise click.BadParameter(f"unknown measure {', '.join(map(repr, unknown)) or '(none)'}; "
+                                 f"choose from {', '.join(SELECTABLE)}")
+    return chosen
 
 
 def _reading(conventions: str, invalid_citations: str | None, fmt: str | None):
@@ -97,6 +130,8 @@ def _input_options(command):
         click.option("--labels", "labels_path", type=click.Path(dir_okay=False, exists=True),
                      help="human labels for the curated judge: labelled-pairs JSONL (the validate-judge format), "
                           "matched to each case's passages by id and text"),
+        click.option("--option", "reader_options", multiple=True, metavar="KEY=VALUE",
+                     help="an option of the --from reader (repeatable; see docs/readers.md)"),
     ]
     for option in reversed(options):
         command = option(command)
@@ -119,7 +154,7 @@ JUDGE_HELP = "judge that labels (claim, cited passages) pairs; see `citeaudit ju
 
 
 @main.command()
-@click.argument("cases", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("cases", nargs=-1, required=True, type=click.Path())
 @click.option("--judge", "judge_name", default="curated", show_default=True, help=JUDGE_HELP)
 @click.option("--store", type=click.Path(dir_okay=False),
               help="SQLite file of recorded judgments: read first, new judgments written to it")
@@ -131,23 +166,30 @@ JUDGE_HELP = "judge that labels (claim, cited passages) pairs; see `citeaudit ju
 @click.option("--format", "fmt", type=FORMATS, default="text", show_default=True)
 @click.option("--out", "out", type=click.Path(dir_okay=False),
               help="write the run log here (the source of truth for report, rescore, compare, review)")
+@click.option("--metrics", "metrics", callback=lambda c, p, v: _parse_metrics(v),
+              help="the measures to compute, comma-separated (default: all); the judge is asked only for the "
+                   "pairs they need")
+@click.option("--missing-labels", type=click.Choice(["error", "skip"]), default="error", show_default=True,
+              help="a pair the curated judge has no label for: stop (error), or leave it unjudged and out of "
+                   "every figure (skip)")
 @_input_options
-def score(cases, judge_name, store, replay, ks, alce_zero_precision, fmt, out, source_format, conventions,
-          invalid_citations, labels_path):
+def score(cases, judge_name, store, replay, ks, alce_zero_precision, fmt, out, metrics, missing_labels,
+          source_format, conventions, invalid_citations, labels_path, reader_options):
     """Score the answers in CASES (JSON or JSONL case files, or another tool's files with --from)."""
     from .metrics import Settings, score_cases
 
     _check_destinations(("--out", out), ("--store", store))
     reading = _reading(conventions, invalid_citations, source_format)
-    loaded = _load(cases, reading, source_format, labels_path)
+    loaded = _load(cases, reading, source_format, labels_path, reader_options)
     settings = Settings(ks=ks, no_citation_precision="zero" if alce_zero_precision else "n/a",
-                        conventions=reading.conventions, invalid_citations=reading.invalid_citations)
+                        conventions=reading.conventions, invalid_citations=reading.invalid_citations,
+                        metrics=metrics, missing_labels=missing_labels)
     judgments = _judgments(loaded, judge_name, store, replay)
     if not replay and hasattr(judgments.judge, "judge_batch"):
         # Model and remote judges work in batches: judge every pair scoring may need up front.
         from .metrics import plan_requests
 
-        requests = plan_requests(loaded)
+        requests = plan_requests(loaded, settings)
         with _progress(len(requests), "judging pairs") as advance:
             judgments.fill(requests, progress=advance)
     with _progress(sum(len(c.case.answers) for c in loaded), "scoring answers") as advance:
@@ -220,7 +262,7 @@ def _emit(results, signature, fmt: str, diagnosis=None) -> None:
 
 
 @main.command()
-@click.argument("cases", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("cases", nargs=-1, required=True, type=click.Path())
 @click.option("--judge", "judge_name", default="curated", show_default=True, help=JUDGE_HELP)
 @click.option("--store", type=click.Path(dir_okay=False), required=True, help="SQLite file to fill")
 @click.option("--list", "list_path", type=click.Path(dir_okay=False),
@@ -228,7 +270,10 @@ def _emit(results, signature, fmt: str, diagnosis=None) -> None:
 @click.option("--all", "fill_all", is_flag=True,
               help="judge every listed pair up front, in batches (for model judges), not only those scoring reaches")
 @_input_options
-def prepare(cases, judge_name, store, list_path, fill_all, source_format, conventions, invalid_citations, labels_path):
+@click.option("--metrics", "metrics", callback=lambda c, p, v: _parse_metrics(v),
+              help="judge only the pairs these measures need (comma-separated; default: all)")
+def prepare(cases, judge_name, store, list_path, fill_all, source_format, conventions, invalid_citations, labels_path,
+            reader_options, metrics):
     """Judge what scoring CASES needs and record it in --store.
 
     Safe to interrupt: each judgment is committed as it is made, and a rerun asks the judge only
@@ -239,27 +284,28 @@ def prepare(cases, judge_name, store, list_path, fill_all, source_format, conven
 
     _check_destinations(("--store", store), ("--list", list_path))
     reading = _reading(conventions, invalid_citations, source_format)
-    loaded = _load(cases, reading, source_format, labels_path)
+    loaded = _load(cases, reading, source_format, labels_path, reader_options)
+    settings = Settings(conventions=reading.conventions, invalid_citations=reading.invalid_citations, metrics=metrics)
     judgments = _judgments(loaded, judge_name, store, replay=False)
-    requests = plan_requests(loaded)
+    requests = plan_requests(loaded, settings)
     if list_path:
         write_output(list_path, "".join(json.dumps({"text": r.text, "passages": [p.identity() for p in r.passages]},
                                                    ensure_ascii=False) + "\n" for r in requests), "--list")
     if fill_all:
         with _progress(len(requests), "judging pairs") as advance:
             judgments.fill(requests, progress=advance)
-    # reaches exactly the pairs the metrics need
-    score_cases(loaded, judgments, Settings(conventions=reading.conventions, invalid_citations=reading.invalid_citations))
+    score_cases(loaded, judgments, settings)  # reaches exactly the pairs the metrics need
     click.echo(f"{len(requests)} pairs listed; judge asked {judgments.asked}; "
                f"store {store} holds {len(judgments.store)} judgments", err=True)
 
 
 @main.command()
-@click.argument("cases", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("cases", nargs=-1, required=True, type=click.Path())
 @_input_options
-def validate(cases, source_format, conventions, invalid_citations, labels_path):
+def validate(cases, source_format, conventions, invalid_citations, labels_path, reader_options):
     """Check CASES without scoring; every problem is listed as file:line: field: message."""
-    loaded = _load(cases, _reading(conventions, invalid_citations, source_format), source_format, labels_path)
+    loaded = _load(cases, _reading(conventions, invalid_citations, source_format), source_format, labels_path,
+                   reader_options)
     answers = sum(len(c.case.answers) for c in loaded)
     click.echo(f"ok: {len(loaded)} case(s), {answers} answer(s)")
 

@@ -52,7 +52,7 @@ def _claims(log: RunLog, system: str | None) -> dict[tuple[str, str], str]:
         if system is None or a.system == system:
             key_prefix = a.case if system is not None else f"{a.case}/{a.answer}"
             for c in a.claims:
-                out[(key_prefix, c.text)] = c.judgment.label
+                out[(key_prefix, c.text)] = c.label
     return out
 
 

@@ -72,7 +72,7 @@ def _evidence(rc: ResolvedCase, fact_ids: list[str]) -> list[str]:
 
 
 def claim_cause(rc: ResolvedCase, claim: ClaimResult, retrieved: set[str] | None) -> str | None:
-    if claim.supported:
+    if claim.supported or claim.judgment is None:  # an unjudged claim has no cause to find
         return None
     if claim.judgment.label == "contradicts":
         return "contradicted"

@@ -122,6 +122,9 @@ def _citation_fields(position: int, cited: str | None, passage: dict[str, Any] |
 
 
 def _judgment_fields(judgment: Any) -> dict[str, Any]:
+    if judgment is None:  # unjudged (--missing-labels skip, or --metrics without a judged measure)
+        return {"label": "unjudged", "judge": None, "explanation": None, "evidence_passage": None,
+                "evidence_start": None, "evidence_end": None, "p_full": None}
     evidence = judgment.evidence
     return {
         "label": judgment.label,

@@ -81,7 +81,7 @@ def _status(old: SourcePassage, new: SourcePassage | None) -> tuple[str, str] | 
 
 def review(log: RunLog, sources_path: str | Path) -> list[PassageChange]:
     new_sources = load_new_sources(sources_path)
-    labels = {(a.case, a.answer, c.statement, c.index): c.judgment.label
+    labels = {(a.case, a.answer, c.statement, c.index): c.label
               for a in log.results.answers for c in a.claims}
     changes: list[PassageChange] = []
     for rc in resolved_cases(log):

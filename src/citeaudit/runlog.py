@@ -104,10 +104,14 @@ class RunSettings(_Log):
     no_citation_precision: Literal["n/a", "zero"]
     conventions: Literal["citeaudit", "alce"] = "citeaudit"
     invalid_citations: Literal["error", "count"] = "error"
+    metrics: list[str] | None = None
+    missing_labels: Literal["error", "skip"] = "error"
 
     def to_settings(self) -> Settings:
         return Settings(ks=tuple(self.ks), no_citation_precision=self.no_citation_precision,
-                        conventions=self.conventions, invalid_citations=self.invalid_citations)
+                        conventions=self.conventions, invalid_citations=self.invalid_citations,
+                        metrics=tuple(self.metrics) if self.metrics is not None else None,
+                        missing_labels=self.missing_labels)
 
     def reading(self) -> Reading:
         return Reading(conventions=self.conventions, invalid_citations=self.invalid_citations)
@@ -164,7 +168,9 @@ def build_runlog(report: Report, judgments: Judgments, inputs: list[str | Path] 
         signature=report.run_signature,
         settings=RunSettings(ks=list(report.settings.ks), no_citation_precision=report.settings.no_citation_precision,
                              conventions=report.settings.conventions,
-                             invalid_citations=report.settings.invalid_citations),
+                             invalid_citations=report.settings.invalid_citations,
+                             metrics=list(report.settings.metrics) if report.settings.metrics is not None else None,
+                             missing_labels=report.settings.missing_labels),
         inputs=[InputFile(path=str(p), sha256=file_sha256(p) if Path(p).is_file() else directory_sha256(p),
                           reader=reader) for p in inputs],
         passages=[PassageRecord(case=rc.id, **p.identity()) for rc in report.cases for p in rc.passages.values()],

@@ -223,7 +223,7 @@ class DeskSession:
             for r in report.answers:
                 for c in r.claims:
                     if (r.answer_id, c.statement, c.index, c.text) == (h.answer, h.statement, h.claim, h.text):
-                        pairs.append((h.label, c.judgment.label))
+                        pairs.append((h.label, c.label))
         human, auto = [p[0] for p in pairs], [p[1] for p in pairs]
         return {"n": len(pairs), "agree": sum(a == b for a, b in pairs),
                 "kappa": cohen_kappa(human, auto) if pairs else None,

@@ -18,6 +18,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from .._version import __version__
+from ..errors import MissingJudgment, UnlabelledPair
 from ..judges.base import JudgmentSource, Request
 from ..records import LABELS, Answer, Judgment, SourcePassage
 from ..resolve import ResolvedCase
@@ -26,6 +27,7 @@ from .ratio import Ratio, mean_of
 from .signature import Signature
 
 NO_CITATION_JUDGE = "rule:no-citation"
+UNJUDGED = "unjudged"
 
 REASON_NOT_SUPPORTED = "The cited set does not support the whole statement, so this citation receives no precision credit."
 REASON_ALONE = "It supports the statement on its own."
@@ -46,6 +48,10 @@ class Settings:
     conventions: Literal["citeaudit", "alce"] = "citeaudit"
     # "count": citations naming no passage were kept on their statements and are counted (invalid_citations)
     invalid_citations: Literal["error", "count"] = "error"
+    # the measures wanted (None: all); the judge is asked only for what they need
+    metrics: tuple[str, ...] | None = None
+    # "skip": a pair the curated judge has no label for is unjudged, and left out of every figure
+    missing_labels: Literal["error", "skip"] = "error"
 
     def __post_init__(self) -> None:
         if self.conventions == "alce" and self.no_citation_precision != "zero":
@@ -54,6 +60,33 @@ class Settings:
     @property
     def counts_invalid(self) -> bool:
         return self.invalid_citations == "count" or self.conventions == "alce"
+
+    def wants(self, *measures: str) -> bool:
+        """Is any of these measures asked for?"""
+        return self.metrics is None or any(m in self.metrics for m in measures)
+
+    def reports(self, measure: str) -> bool:
+        """Is this per-answer measure in the results? (the ALCE means are computed from two of them)"""
+        return (measure in ALWAYS or self.wants(measure)
+                or (measure == N.CITATION_RECALL and self.wants(N.ALCE_CITATION_RECALL))
+                or (measure == N.CITATION_PRECISION and self.wants(N.ALCE_CITATION_PRECISION)))
+
+    @property
+    def judges_claims(self) -> bool:
+        return self.wants(N.SUPPORT, N.COVERAGE)
+
+    @property
+    def judges_statements(self) -> bool:
+        return self.wants(*STATEMENT_MEASURES)
+
+    @property
+    def checks_citations(self) -> bool:
+        return self.wants(N.CITATION_PRECISION, N.ALCE_CITATION_PRECISION)
+
+
+STATEMENT_MEASURES = (N.CITATION_RECALL, N.CITATION_PRECISION, N.ALCE_CITATION_RECALL, N.ALCE_CITATION_PRECISION)
+# Measures every run reports, whatever --metrics asks: they need no judge.
+ALWAYS = (N.CITATION_PRESENCE, N.ABSTENTION, N.INVALID_CITATIONS)
 
 
 @dataclass
@@ -80,11 +113,22 @@ class ClaimResult(BaseModel):
     text: str
     citations: list[str]
     facts: list[str]
-    judgment: Judgment
+    judgment: Judgment | None  # None: unjudged (a measure that needs it was not asked for, or no label)
 
     @property
     def supported(self) -> bool:
-        return self.judgment.supports
+        return self.judgment is not None and self.judgment.supports
+
+    @property
+    def label(self) -> str:
+        """The judgment's label, or "unjudged"."""
+        return self.judgment.label if self.judgment is not None else UNJUDGED
+
+    @property
+    def explanation(self) -> str:
+        if self.judgment is None:
+            return "not judged: no label for this pair, or no measure asked for it"
+        return self.judgment.explanation or ""
 
 
 @dataclass
@@ -95,7 +139,7 @@ class StatementResult:
     kind: str
     citations: list[str]
     judgment: Judgment | None = None  # the whole cited set vs the statement (claim statements only)
-    checks: list[CitationCheck] = field(default_factory=list)
+    checks: list[CitationCheck] | None = field(default_factory=list)  # None: precision undecided
     invalid: list[str] = field(default_factory=list)  # citations that name no passage, as written
 
     @property
@@ -114,52 +158,85 @@ class AnswerResult:
     required_facts: list[str]
     settings: Settings
 
+    undecided_facts: list[str] = field(default_factory=list)  # conveyed only by unjudged claims
+
     @property
     def abstained(self) -> bool:
         return not self.claims
 
+    @property
+    def unjudged(self) -> int:
+        """Claims left without a judgment (unlabelled with --missing-labels skip, or not asked for)."""
+        return sum(c.judgment is None for c in self.claims)
+
     def label_counts(self) -> dict[str, int]:
-        counts = Counter(c.judgment.label for c in self.claims)
-        return {label: counts.get(label, 0) for label in LABELS}
+        counts = Counter(c.judgment.label for c in self.claims if c.judgment is not None)
+        out = {label: counts.get(label, 0) for label in LABELS}
+        if self.unjudged and self.settings.judges_claims:
+            out["unjudged"] = self.unjudged
+        return out
 
     def ratios(self) -> dict[str, Ratio]:
+        """Every measure asked for. An unjudged claim or statement is in no judged measure's
+        denominator: it is neither supported nor unsupported."""
         claims, stmts = self.claims, [s for s in self.statements if s.kind == "claim"]
         no_claims = "abstention: the answer makes no claim"
+        unjudged = "no judged claims" if claims else no_claims
+        judged_claims = [c for c in claims if c.judgment is not None]
+        judged_stmts = [s for s in stmts if s.judgment is not None]
         # One check per citation precision counts (an invalid one included, uncredited); ALCE leaves
         # the citations of a sentence with an out-of-range one out, so they have no check.
-        citations = sum(len(s.checks) for s in stmts)
-        credited = sum(c.precise for s in stmts for c in s.checks)
+        checked = [s for s in stmts if s.checks is not None]
+        citations = sum(len(s.checks) for s in checked)
+        credited = sum(c.precise for s in checked for c in s.checks)
         # ALCE's 0 for an answer without citations; an answer without statements (an empty output)
         # stays n/a, as ALCE drops it from both means.
-        zero = self.settings.no_citation_precision == "zero" and bool(stmts)
+        zero = self.settings.no_citation_precision == "zero" and bool(checked)
+        required = [f for f in self.required_facts if f not in self.undecided_facts]
         out = {
             N.CITATION_PRESENCE: Ratio(sum(bool(c.citations) for c in claims), len(claims), no_claims),
-            N.SUPPORT: Ratio(sum(c.supported for c in claims), len(claims), no_claims),
-            N.CITATION_RECALL: Ratio(sum(s.supported for s in stmts), len(stmts), no_claims),
+            N.SUPPORT: Ratio(sum(c.supported for c in judged_claims), len(judged_claims), unjudged),
+            N.CITATION_RECALL: Ratio(sum(s.supported for s in judged_stmts), len(judged_stmts),
+                                     no_claims if not stmts else "no judged statements"),
             N.CITATION_PRECISION: Ratio(
                 credited, citations,
                 "no citations (ALCE convention: 0)" if zero else "no citations",
                 0.0 if zero else None,
             ),
-            N.COVERAGE: Ratio(len(self.covered_facts), len(self.required_facts), "no required facts"),
+            N.COVERAGE: Ratio(len(self.covered_facts), len(required), "no required facts"),
             N.ABSTENTION: Ratio(int(self.abstained), 1),
         }
         if self.settings.counts_invalid:
             written = sum(len(s.citations) + len(s.invalid) for s in stmts)
             out[N.INVALID_CITATIONS] = Ratio(sum(len(s.invalid) for s in stmts), written, "no citations")
-        return out
+        return {name: ratio for name, ratio in out.items() if self.settings.reports(name)}
 
 
-def _judge_set(judgments: JudgmentSource, text: str, passages: Sequence[SourcePassage]) -> Judgment:
+def _judge_set(judgments: JudgmentSource, text: str, passages: Sequence[SourcePassage],
+               settings: Settings | None = None) -> Judgment | None:
+    """The judgment of a cited set; None when it has no label and unlabelled pairs are skipped."""
     if not passages:
         # An empty set supports nothing; the judge is not asked.
         return Judgment(label="none", judge=NO_CITATION_JUDGE, explanation="no passage is cited")
+    if settings is not None and settings.missing_labels == "skip":
+        try:
+            return judgments.get(text, passages)
+        except (UnlabelledPair, MissingJudgment):  # no label, or none recorded (a skipped pair, replayed)
+            return None
     return judgments.get(text, passages)
 
 
-def citation_checks(judgments: JudgmentSource, text: str, cited: Sequence[SourcePassage]) -> tuple[Judgment, list[CitationCheck]]:
-    """The cited set's judgment and ALCE's alone/without precision check for each citation (§3.3)."""
-    joint = _judge_set(judgments, text, cited)
+def citation_checks(judgments: JudgmentSource, text: str, cited: Sequence[SourcePassage],
+                    settings: Settings | None = None) -> tuple[Judgment | None, list[CitationCheck] | None]:
+    """The cited set's judgment and ALCE's alone/without precision check for each citation (§3.3).
+    With unlabelled pairs skipped, a judgment the rule needs may be missing: the set's judgment is
+    then None (unjudged), or the checks are None (precision undecided for this statement)."""
+    settings = settings or Settings()
+    joint = _judge_set(judgments, text, cited, settings)
+    if joint is None:
+        return None, None
+    if not settings.checks_citations:
+        return joint, None
     if not joint.supports:
         single = len(cited) == 1  # alone == the set; without == the empty set: both known for free
         return joint, [
@@ -170,12 +247,18 @@ def citation_checks(judgments: JudgmentSource, text: str, cited: Sequence[Source
         return joint, [CitationCheck(cited[0].id, True, False, True, REASON_ALONE)]
     checks = []
     for p in cited:
-        if _judge_set(judgments, text, [p]).supports:
+        alone = _judge_set(judgments, text, [p], settings)
+        if alone is None:
+            return joint, None
+        if alone.supports:
             checks.append(CitationCheck(p.id, True, None, True, REASON_ALONE))
             continue
         rest = list(cited)
         rest.remove(p)  # one copy: a passage cited twice (ALCE conventions) is still cited once
-        without = _judge_set(judgments, text, rest).supports
+        judged_without = _judge_set(judgments, text, rest, settings)
+        if judged_without is None:
+            return joint, None
+        without = judged_without.supports
         checks.append(CitationCheck(p.id, False, without, not without,
                                     REASON_REDUNDANT if without else REASON_NEEDED))
     return joint, checks
@@ -205,17 +288,21 @@ def score_answer(rc: ResolvedCase, answer: Answer, judgments: JudgmentSource, se
             if st.invalid_citations:
                 result.judgment = _invalid_judgment(st.invalid_citations)
                 result.checks = _invalid_checks(cited_ids, st.invalid_citations, settings)
+            elif settings.judges_statements:
+                result.judgment, result.checks = citation_checks(judgments, st.text, rc.cited(cited_ids), settings)
             else:
-                result.judgment, result.checks = citation_checks(judgments, st.text, rc.cited(cited_ids))
+                result.checks = None
             for c, claim in enumerate(st.atomic_claims()):
                 ids = list(claim.citations or [])
                 judgment = (_invalid_judgment(st.invalid_citations) if st.invalid_citations
-                            else _judge_set(judgments, claim.text, rc.cited(ids)))
+                            else _judge_set(judgments, claim.text, rc.cited(ids), settings) if settings.judges_claims
+                            else None)
                 claims.append(ClaimResult(statement=s, index=c, id=claim.id, text=claim.text, citations=ids,
                                           facts=list(claim.facts), judgment=judgment))
         statements.append(result)
     required = [f.id for f in rc.case.facts]
     conveyed = {f for c in claims if c.supported for f in c.facts}
+    maybe = {f for c in claims if c.judgment is None for f in c.facts}
     return AnswerResult(
         case_id=rc.id,
         answer_id=answer.id,
@@ -225,6 +312,7 @@ def score_answer(rc: ResolvedCase, answer: Answer, judgments: JudgmentSource, se
         covered_facts=[f for f in required if f in conveyed],
         required_facts=required,
         settings=settings,
+        undecided_facts=[f for f in required if f in maybe and f not in conveyed],
     )
 
 
@@ -260,9 +348,13 @@ class Parsing:
     claims: str
 
     @classmethod
-    def of(cls, cases: Sequence[ResolvedCase]) -> Parsing | None:
+    def of(cls, cases: Sequence[ResolvedCase], settings: Settings | None = None) -> Parsing | None:
         if not any(rc.parsed for rc in cases):
             return None
+        if settings is not None and settings.conventions == "alce":
+            from ..parse import alce
+
+            return cls(alce.parser_signature(), alce.CLAIMS_SIGNATURE)
         from ..parse import claim_splitter_signature, parser_signature
 
         return cls(parser_signature(), claim_splitter_signature())
@@ -288,6 +380,7 @@ class Report:
                          nocite="0" if self.settings.no_citation_precision == "zero" else "n/a",
                          conventions=self.settings.conventions,
                          invalid=self.settings.invalid_citations,
+                         missing=self.settings.missing_labels,
                          version=__version__)
 
     def summary(self, results: Sequence[AnswerResult] | None = None) -> dict[str, Ratio]:
@@ -298,10 +391,12 @@ class Report:
             for name, ratio in r.ratios().items():
                 out[name] = out[name] + ratio if name in out else ratio
         per_answer = [r.ratios() for r in results]
-        out[N.ALCE_CITATION_RECALL] = mean_of(
-            [r[N.CITATION_RECALL].value for r in per_answer], "no answer with statements")
-        out[N.ALCE_CITATION_PRECISION] = mean_of(
-            [r[N.CITATION_PRECISION].value for r in per_answer], "no answer with citations")
+        if self.settings.wants(N.CITATION_RECALL, N.ALCE_CITATION_RECALL):
+            out[N.ALCE_CITATION_RECALL] = mean_of(
+                [r[N.CITATION_RECALL].value for r in per_answer], "no answer with statements")
+        if self.settings.wants(N.CITATION_PRECISION, N.ALCE_CITATION_PRECISION):
+            out[N.ALCE_CITATION_PRECISION] = mean_of(
+                [r[N.CITATION_PRECISION].value for r in per_answer], "no answer with citations")
         return out
 
     def retrieval_summary(self) -> dict[str, Ratio]:
@@ -321,7 +416,10 @@ class Report:
         total = Counter()
         for r in self.answers if results is None else results:
             total.update(r.label_counts())
-        return {label: total.get(label, 0) for label in LABELS}
+        out = {label: total.get(label, 0) for label in LABELS}
+        if total.get("unjudged"):
+            out["unjudged"] = total["unjudged"]
+        return out
 
     def signature(self, name: str) -> str:
         return self.run_signature.render(name)
@@ -345,12 +443,13 @@ def score_cases(cases: Sequence[ResolvedCase], judgments: JudgmentSource, settin
             if progress:
                 progress(1)
     retrieval = {rc.id: retrieval_ratios(rc, settings) for rc in cases}
-    return Report(list(cases), answers, retrieval, judgments.signature, settings, parsing or Parsing.of(cases))
+    return Report(list(cases), answers, retrieval, judgments.signature, settings, parsing or Parsing.of(cases, settings))
 
 
-def plan_requests(cases: Sequence[ResolvedCase]) -> list[Request]:
-    """Every judgment the metrics may need, for judges that work best in batches: each claim's cited
-    set, each statement's cited set, each citation alone and the set without each citation."""
+def plan_requests(cases: Sequence[ResolvedCase], settings: Settings = Settings()) -> list[Request]:
+    """Every judgment the metrics asked for may need, for judges that work best in batches: each
+    claim's cited set (support, coverage), each statement's cited set (citation recall), each
+    citation alone and the set without each citation (citation precision)."""
     requests: dict[Request, None] = {}
 
     def add(text: str, passages: Sequence[SourcePassage]) -> None:
@@ -363,11 +462,15 @@ def plan_requests(cases: Sequence[ResolvedCase]) -> list[Request]:
                 if st.kind != "claim" or st.invalid_citations:
                     continue  # a statement with an invalid citation is unsupported without a judge
                 cited = rc.cited(st.cited_ids())
-                add(st.text, cited)
-                if len(cited) > 1:
+                if settings.judges_statements:
+                    add(st.text, cited)
+                if settings.checks_citations and len(cited) > 1:
                     for p in cited:
                         add(st.text, [p])
-                        add(st.text, [q for q in cited if q.id != p.id])
-                for claim in st.atomic_claims():
-                    add(claim.text, rc.cited(list(claim.citations or [])))
+                        rest = list(cited)
+                        rest.remove(p)
+                        add(st.text, rest)
+                if settings.judges_claims:
+                    for claim in st.atomic_claims():
+                        add(claim.text, rc.cited(list(claim.citations or [])))
     return list(requests)

@@ -21,9 +21,9 @@ from pydantic import BaseModel, ConfigDict
 from . import names as N
 
 # Fields that change figures: two runs that differ in one of these are not compared silently.
-FIGURE_FIELDS = ("judge", "parser", "claims", "nocite", "conventions", "invalid")
+FIGURE_FIELDS = ("judge", "parser", "claims", "nocite", "conventions", "invalid", "missing")
 # The keys of a rendered signature, in order, after the measure name.
-_KEYS = ("judge", "parse", "claims", "conv", "invalid", "nocite", "gold", "agg", "version")
+_KEYS = ("judge", "parse", "claims", "conv", "invalid", "missing", "nocite", "gold", "agg", "version")
 
 
 class Signature(BaseModel):
@@ -37,6 +37,7 @@ class Signature(BaseModel):
     nocite: Literal["0", "n/a"] = "n/a"  # precision of an answer without citations (ALCE: 0)
     conventions: Literal["citeaudit", "alce"] = "citeaudit"  # whose rules read and score the answers
     invalid: Literal["error", "count"] = "error"  # citations naming no passage: refused, or counted
+    missing: Literal["error", "skip"] = "error"  # unlabelled pairs: an error, or left unjudged and out
     version: str  # citeaudit's
 
     def render(self, measure: str) -> str:
@@ -52,6 +53,8 @@ class Signature(BaseModel):
             parts.append(f"conv:{self.conventions}")
         if at_k is None and self.invalid != "error":
             parts.append(f"invalid:{self.invalid}")
+        if at_k is None and self.missing != "error" and measure not in N.JUDGE_FREE:
+            parts.append(f"missing:{self.missing}")
         if measure in (N.CITATION_PRECISION, N.ALCE_CITATION_PRECISION):
             parts.append(f"nocite:{self.nocite}")
         if at_k:

@@ -25,6 +25,15 @@ from ..records import Span, Statement
 from ..text import sentence_spans
 
 AT_MOST_CITATIONS = 3  # eval.py --at_most_citations default
+VERSION = 1
+CLAIMS_SIGNATURE = "sentence@1"  # one claim per sentence: nothing is split
+
+
+def parser_signature() -> str:
+    """ALCE's reading, with the pysbd release that splits its sentences."""
+    import pysbd
+
+    return f"alce@{VERSION}+pysbd-{pysbd.__version__}"
 _REF = re.compile(r"\[\d+")
 
 

@@ -53,7 +53,7 @@ def render_html(log: RunLog) -> str:
                       autoescape=select_autoescape(default=True, default_for_string=True))
     texts = _passage_texts(log)
     answers = log.results.answers
-    metric_rows = [(f"{a.case}/{a.answer}", {m: a.metrics[m].value for m in PLOT_MEASURES}) for a in answers]
+    metric_rows = [(f"{a.case}/{a.answer}", {m: a.metrics[m].value if m in a.metrics else None for m in PLOT_MEASURES}) for a in answers]
     label_rows = [(f"{a.case}/{a.answer}", a.labels) for a in answers]
     return env.get_template("report.html.j2").render(
         log=log, answers=answers, texts=texts, zip=zip,

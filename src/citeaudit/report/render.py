@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ..metrics import names as N
 from ..metrics.ratio import Ratio
+from ..metrics.scoring import UNJUDGED
 from ..metrics.signature import Signature
 from ..records import LABELS
 from ..text import visible_controls
@@ -27,7 +28,8 @@ HEADERS = {
 
 
 def signatures(results: Results, signature: Signature) -> list[tuple[str, str]]:
-    names = list(results.summary.retrieval) + list(TABLE_MEASURES) + [N.ABSTENTION, *N.MEAN_MEASURES]
+    measured = [*TABLE_MEASURES, N.ABSTENTION, *N.MEAN_MEASURES, N.INVALID_CITATIONS]
+    names = list(results.summary.retrieval) + [n for n in measured if n in results.summary.all]
     return [(n, signature.render(n)) for n in names]
 
 
@@ -40,7 +42,9 @@ def _answers_of(results: Results, case: CaseRecord) -> list[AnswerRecord]:
 
 
 def _label_counts(answers: list[AnswerRecord]) -> dict[str, int]:
-    return {label: sum(a.labels.get(label, 0) for a in answers) for label in LABELS}
+    counts = {label: sum(a.labels.get(label, 0) for a in answers) for label in LABELS}
+    unjudged = sum(a.labels.get(UNJUDGED, 0) for a in answers)
+    return {**counts, UNJUDGED: unjudged} if unjudged else counts
 
 
 def _summary_rows(results: Results) -> list[tuple[str, dict[str, Ratio], dict[str, int]]]:
@@ -59,7 +63,13 @@ LABELS_HEADER = "full/partial/none/contradicts"
 
 
 def _label_cell(counts: dict[str, int]) -> str:
-    return "/".join(str(n) for n in counts.values())
+    cell = "/".join(str(counts.get(label, 0)) for label in LABELS)
+    return f"{cell} (+{counts[UNJUDGED]} unjudged)" if counts.get(UNJUDGED) else cell
+
+
+def _cell(ratios: dict[str, Ratio], measure: str) -> str:
+    """A summary cell: the figure, or "—" for a measure not asked for (--metrics)."""
+    return str(ratios[measure]) if measure in ratios else "—"
 
 
 def _md_cell(text: str) -> str:
@@ -79,14 +89,14 @@ def to_markdown(results: Results, signature: Signature) -> str:
             out += [f"### Answer `{a.answer}`" + _abstained(a), ""]
             out += ["| # | claim | cited | label | why |", "|---|---|---|---|---|"]
             for c in a.claims:
-                why, text = (_md_cell(x) for x in (c.judgment.explanation or "", c.text))
+                why, text = (_md_cell(x) for x in (c.explanation, c.text))
                 out.append(f"| {c.statement + 1}.{c.index + 1} | {text} | "
-                           f"{', '.join(c.citations) or '—'} | {c.judgment.label} | {why} |")
+                           f"{', '.join(c.citations) or '—'} | {c.label} | {why} |")
             out.append("")
     out += ["## Summary", "", "| system | " + " | ".join(HEADERS[m] for m in TABLE_MEASURES) + f" | {LABELS_HEADER} |",
             "|---|" + "---|" * (len(TABLE_MEASURES) + 1)]
     for system, ratios, labels in _summary_rows(results):
-        out.append(f"| {system} | " + " | ".join(str(ratios[m]) for m in TABLE_MEASURES) + f" | {_label_cell(labels)} |")
+        out.append(f"| {system} | " + " | ".join(_cell(ratios, m) for m in TABLE_MEASURES) + f" | {_label_cell(labels)} |")
     out += ["", "Signatures:", ""] + [f"- `{n}`: `{s}`" for n, s in signatures(results, signature)]
     return "\n".join(out) + "\n"
 
@@ -103,7 +113,7 @@ def print_text(results: Results, signature: Signature, console) -> None:
     that came from the input is printed as text: control characters visible, never markup."""
     from rich.table import Table
 
-    label_style = {"full": "green", "partial": "yellow", "none": "red", "contradicts": "bold red"}
+    label_style = {"full": "green", "partial": "yellow", "none": "red", "contradicts": "bold red", "unjudged": "dim"}
     for case in results.cases:
         console.print(f"[bold]Case {_shown(case.id)}[/bold]: {_shown(case.question)}", highlight=False)
         console.print(f"  retrieval: {_shown(_retrieval_line(case.retrieval))}", highlight=False)
@@ -113,13 +123,13 @@ def print_text(results: Results, signature: Signature, console) -> None:
                 table.add_column(col, overflow="fold")
             for c in a.claims:
                 table.add_row(f"{c.statement + 1}.{c.index + 1}", _shown(c.text), _shown(", ".join(c.citations) or "—"),
-                              f"[{label_style[c.judgment.label]}]{c.judgment.label}[/]",
-                              _shown(c.judgment.explanation or ""))
+                              f"[{label_style[c.label]}]{c.label}[/]", _shown(c.explanation))
             for s in a.statements:
                 if s.kind != "claim":
                     table.add_row(f"{s.index + 1}", _shown(s.text), "—", f"({s.kind})", "not scored")
             console.print(table)
-            console.print("  " + " · ".join(f"{m} {a.metrics[m].ratio()}" for m in TABLE_MEASURES), highlight=False)
+            console.print("  " + " · ".join(f"{m} {a.metrics[m].ratio()}" for m in TABLE_MEASURES if m in a.metrics),
+                          highlight=False)
         console.print()
     table = Table(title="summary", title_justify="left")
     table.add_column("system")
@@ -127,7 +137,7 @@ def print_text(results: Results, signature: Signature, console) -> None:
         table.add_column(HEADERS[m])
     table.add_column(LABELS_HEADER)
     for system, ratios, labels in _summary_rows(results):
-        table.add_row(_shown(system), *(str(ratios[m]) for m in TABLE_MEASURES), _label_cell(labels))
+        table.add_row(_shown(system), *(_cell(ratios, m) for m in TABLE_MEASURES), _label_cell(labels))
     console.print(table)
     console.print("signatures:", highlight=False)
     for n, s in signatures(results, signature):

@@ -61,13 +61,13 @@ class StatementRecord(_Log):
     citations: list[str]
     cited_set_supports: bool | None
     judgment: ShownJudgment | None
-    citation_checks: list[CitationCheckRecord]
+    citation_checks: list[CitationCheckRecord] | None  # None: precision undecided (a judgment is missing)
 
 
 class ClaimRecord(ClaimResult):
     model_config = ConfigDict(extra="forbid")
 
-    judgment: ShownJudgment
+    judgment: ShownJudgment | None  # None: unjudged
 
 
 class AnswerRecord(_Log):
@@ -143,7 +143,7 @@ def answer_json(report: Report, r: AnswerResult) -> dict[str, Any]:
                 "index": s.index, "id": s.id, "text": s.text, "kind": s.kind, "citations": s.citations,
                 "cited_set_supports": s.supported if s.kind == "claim" else None,
                 "judgment": s.judgment.model_dump(exclude_none=True) if s.judgment else None,
-                "citation_checks": [c.to_dict() for c in s.checks],
+                "citation_checks": None if s.checks is None else [c.to_dict() for c in s.checks],
             }
             for s in r.statements
         ],
@@ -151,7 +151,7 @@ def answer_json(report: Report, r: AnswerResult) -> dict[str, Any]:
             {
                 "statement": c.statement, "index": c.index, "id": c.id, "text": c.text,
                 "citations": c.citations, "facts": c.facts,
-                "judgment": c.judgment.model_dump(exclude_none=True),
+                "judgment": c.judgment.model_dump(exclude_none=True) if c.judgment else None,
             }
             for c in r.claims
         ],
