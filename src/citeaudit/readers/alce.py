@@ -12,8 +12,7 @@ from __future__ import annotations
 from pathlib import Path as FsPath
 from typing import Any
 
-from ..errors import InputError, Problem
-from .common import Fields, JsonDocument, Reader, ReadRecord, option_flag, option_text, others, read_items
+from .common import Fields, JsonDocument, Reader, ReadRecord, option_flag, option_text, others, read_items, wrapped_list
 
 OPTIONS = {
     "system": "the system name of every answer (default: args.model, else the file name without its extension)",
@@ -26,12 +25,8 @@ def read(path: str, system: str | None = None, keep_prompt: Any = False) -> list
     system = option_text(path, "system", system)
     keep_prompt = option_flag(path, "keep_prompt", keep_prompt)
     doc = JsonDocument(path)
-    if not isinstance(doc.data, dict) or "data" not in doc.data:
-        raise InputError([Problem(path, 1, "", "not an ALCE result file: expected an object with 'data' "
-                                                "(the list of items) and 'args'")])
-    items = doc.data["data"]
-    if not isinstance(items, list):
-        raise InputError([Problem(path, doc.line_of(("data",))(), "data", "expected a list of items")])
+    items = wrapped_list(path, doc, "data", "not an ALCE result file: expected an object with 'data' "
+                                            "(the list of items) and 'args'", "items")
     run = others(doc.data, {"data"})
     system = system or _model(run.get("args")) or FsPath(path).stem
     return read_items(path, doc, "data", items, lambda fields, i: _case(fields, i, system, run, keep_prompt))

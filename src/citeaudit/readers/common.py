@@ -345,6 +345,16 @@ def others(record: Mapping[str, Any], mapped: set[str]) -> dict[str, Any]:
     return {key: value for key, value in record.items() if key not in mapped}
 
 
+def wrapped_list(path: str, doc: JsonDocument, key: str, not_this_format: str, items: str) -> list[Any]:
+    """`doc.data[key]`, a tool's list of records inside its wrapper object; a located error otherwise."""
+    if not isinstance(doc.data, dict) or key not in doc.data:
+        raise InputError([Problem(path, 1, "", not_this_format)])
+    value = doc.data[key]
+    if not isinstance(value, list):
+        raise InputError([Problem(path, doc.line_of((key,))(), key, f"expected a list of {items}")])
+    return value
+
+
 def read_items(path: str, doc: JsonDocument, key: str, items: list[Any],
                build: Callable[[Fields, int], dict[str, Any] | None]) -> list[ReadRecord]:
     """One record per item of `doc.data[key]`, built by `build(fields, index)`; every problem of every

@@ -11,8 +11,7 @@ from __future__ import annotations
 from pathlib import Path as FsPath
 from typing import Any
 
-from ..errors import InputError, Problem
-from .common import Fields, JsonDocument, Reader, ReadRecord, option_choice, option_text, others, read_items
+from .common import Fields, JsonDocument, Reader, ReadRecord, option_choice, option_text, others, read_items, wrapped_list
 
 OPTIONS = {
     "system": "the system name of every answer (default: the file name without its extension)",
@@ -27,12 +26,8 @@ def read(path: str, system: str | None = None, source_ids: str = "auto") -> list
     system = option_text(path, "system", system) or FsPath(path).stem
     source_ids = option_choice(path, "source_ids", source_ids, SOURCE_IDS)
     doc = JsonDocument(path)
-    if not isinstance(doc.data, dict) or "results" not in doc.data:
-        raise InputError([Problem(path, 1, "", "not a RAGChecker file: expected an object with 'results' "
-                                                "(the list of RAG results)")])
-    results = doc.data["results"]
-    if not isinstance(results, list):
-        raise InputError([Problem(path, doc.line_of(("results",))(), "results", "expected a list of results")])
+    results = wrapped_list(path, doc, "results", "not a RAGChecker file: expected an object with 'results' "
+                                                 "(the list of RAG results)", "results")
     if source_ids == "auto":
         source_ids = "doc_id" if any(_has_doc_id(r) for r in results) else "position"
     run = others(doc.data, {"results"})
