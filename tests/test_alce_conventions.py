@@ -217,3 +217,52 @@ def test_an_alce_result_file_with_a_labels_file_gives_alces_figures(runner, tmp_
     assert 100 * summary[N.ALCE_CITATION_RECALL]["value"] == pytest.approx(mean_recall)
     assert 100 * summary[N.ALCE_CITATION_PRECISION]["value"] == pytest.approx(mean_precision)
     assert "conv:alce" in summary[N.ALCE_CITATION_RECALL]["signature"]
+
+
+class _Reader:
+    """A judge that records what it was shown and points at the first word of the first passage."""
+
+    name = "reader"
+    signature = "reader@test"
+
+    def __init__(self):
+        self.shown: list[str] = []
+
+    def judge(self, text, passages):
+        from citeaudit.records import Evidence, Judgment
+
+        self.shown += [p.text for p in passages]
+        first = passages[0]
+        start = first.text.index("Passage")
+        return Judgment(label="full", judge=self.signature,
+                        evidence=Evidence(passage=first.id, start=start, end=start + 7))
+
+
+def test_under_alce_conventions_a_judge_reads_each_passage_after_its_title_line():
+    from citeaudit.judges.titled import TitledPassages
+    from citeaudit.records import SourcePassage
+
+    inner = _Reader()
+    judge = TitledPassages(inner)
+    passage = SourcePassage("1", "1", None, DOCS[0]["text"], 0, len(DOCS[0]["text"]), DOCS[0]["title"])
+    judgment = judge.judge("Alpha holds.", [passage])
+    assert inner.shown == ["Title: Title 1\nPassage number 1 about topic 1."]  # as eval.py's _format_document
+    assert (judgment.evidence.start, judgment.evidence.end) == (0, 7)  # back on the passage text
+    assert judgment.judge == "reader@test|passages=alce-title" == judge.signature
+
+
+def test_the_curated_judge_is_not_shown_titles(runner, tmp_path):
+    import json
+
+    from citeaudit.cli import main
+
+    result = {"args": {}, "data": [{"question": "q?", "output": "Alpha holds [1].", "docs": DOCS}]}
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(result), encoding="utf-8")
+    labels = tmp_path / "l.jsonl"
+    labels.write_text(json.dumps({"id": "r", "claim": "Alpha holds.", "label": "full",
+                                  "passages": [{"id": "1", "text": DOCS[0]["text"]}]}) + "\n", encoding="utf-8")
+    scored = runner.invoke(main, ["score", "--from", "alce", str(path), "--conventions", "alce", "--labels",
+                                  str(labels), "--format", "json"])
+    assert scored.exit_code == 0, scored.output
+    assert json.loads(scored.output)["summary"]["all"][N.CITATION_RECALL]["value"] == 1.0

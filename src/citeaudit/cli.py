@@ -138,10 +138,14 @@ def _input_options(command):
     return command
 
 
-def _judgments(cases, judge_name: str, store_path: str | None, replay: bool):
+def _judgments(cases, judge_name: str, store_path: str | None, replay: bool, conventions: str = "citeaudit"):
     from .judges import Judgments, JudgmentStore, RecordedJudge, make_judge
 
     judge = make_judge(judge_name, cases)
+    if conventions == "alce" and judge.name != "curated":
+        from .judges.titled import TitledPassages
+
+        judge = TitledPassages(judge)  # ALCE's entailment model reads "Title: …" before each passage
     store = JudgmentStore(store_path) if store_path else None
     if replay:
         if store is None:
@@ -184,7 +188,7 @@ def score(cases, judge_name, store, replay, ks, alce_zero_precision, fmt, out, m
     settings = Settings(ks=ks, no_citation_precision="zero" if alce_zero_precision else "n/a",
                         conventions=reading.conventions, invalid_citations=reading.invalid_citations,
                         metrics=metrics, missing_labels=missing_labels)
-    judgments = _judgments(loaded, judge_name, store, replay)
+    judgments = _judgments(loaded, judge_name, store, replay, reading.conventions)
     if not replay and hasattr(judgments.judge, "judge_batch"):
         # Model and remote judges work in batches: judge every pair scoring may need up front.
         from .metrics import plan_requests
@@ -286,7 +290,7 @@ def prepare(cases, judge_name, store, list_path, fill_all, source_format, conven
     reading = _reading(conventions, invalid_citations, source_format)
     loaded = _load(cases, reading, source_format, labels_path, reader_options)
     settings = Settings(conventions=reading.conventions, invalid_citations=reading.invalid_citations, metrics=metrics)
-    judgments = _judgments(loaded, judge_name, store, replay=False)
+    judgments = _judgments(loaded, judge_name, store, replay=False, conventions=reading.conventions)
     requests = plan_requests(loaded, settings)
     if list_path:
         write_output(list_path, "".join(json.dumps({"text": r.text, "passages": [p.identity() for p in r.passages]},
