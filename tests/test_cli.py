@@ -31,7 +31,7 @@ def test_unknown_judge_is_bad_input(runner, tmp_path):
     path = tmp_path / "c.json"
     path.write_text(json.dumps(make_case([{"text": "x", "citations": ["S1"]}])))
     result = runner.invoke(main, ["score", str(path), "--judge", "nope"])
-    assert result.exit_code == 2 and "unknown judge 'nope'; known judges: curated, embedding, hf, model, onnx, openai" in result.output
+    assert result.exit_code == 2 and "unknown judge 'nope'; known judges: cascade, curated, embedding, hf, model, onnx, openai" in result.output
 
 
 def test_unlabelled_pair_is_a_judge_error_never_a_guess(runner, tmp_path):

@@ -154,3 +154,151 @@ def test_unknown_walkthrough_and_case(client):
     r = client.post("/api/walkthrough", json={"name": "follow", "variant": "nope"})
     assert (r.status_code, r.json()) == (404, {"error": "no setup 'nope' of walkthrough 'follow'; it has no setups"})
     assert client.get("/api/state", params={"case": "nope"}).status_code == 404
+
+
+def test_kappa_waits_for_enough_reviewed_claims(tmp_path):
+    # The built-in returns-desk, p7 and manual-audit answers make 20 distinct (claim, cited passages)
+    # pairs with a judgment; a reviewer who agrees with every one gives kappa 1 at the 20th, n/a before.
+    from citeaudit.agree import DESK_MIN_PAIRS
+
+    session = desk_session(())
+    client = TestClient(create_app(session), base_url=DESK)
+    claims = []
+    for case in ("returns-desk", "p7", "manual-audit"):
+        claims += [(case, a.answer_id, c) for a in session.score(case).answers for c in a.claims]
+    pairs = list(dict.fromkeys((c.text, tuple(c.citations)) for _, _, c in claims))
+    assert len(pairs) == DESK_MIN_PAIRS == 20
+
+    def review(keep):
+        for case, answer, c in claims:
+            if (c.text, tuple(c.citations)) in keep:
+                session.set_human_label(case, answer, c.statement, c.index, c.judgment.label, "", "maya")
+        return client.get("/api/state", params={"case": "returns-desk", "answer": "original"}).json()["agreement"]
+
+    before = review(set(pairs[:-1]))
+    assert (before["n"], before["agree"], before["kappa"]) == (19, 19, None)
+    assert before["kappa_reason"] == "needs at least 20 claims with a human and a judge label; 19 so far"
+    after = review({pairs[-1]})
+    assert (after["n"], after["agree"], after["kappa"], after["kappa_reason"]) == (20, 20, 1.0, None)
+
+
+def test_reviewers_who_differ_are_not_counted(client):
+    base = {"case": "returns-desk", "answer": "original", "statement": 1, "claim": 0}
+    client.post("/api/human", json={**base, "label": "full", "reviewer": "maya"})
+    agreement = client.post("/api/human", json={**base, "label": "partial", "reviewer": "ana"}).json()["agreement"]
+    assert (agreement["n"], agreement["not_counted"], agreement["kappa"]) == (0, 1, None)
+
+
+def test_a_label_stops_counting_when_its_claim_cites_other_passages(client):
+    base = {"case": "returns-desk", "answer": "original"}
+    label = {**base, "statement": 0, "claim": 0, "label": "none", "reviewer": "maya"}
+    assert client.post("/api/human", json=label).json()["agreement"]["n"] == 1
+    edited = client.post("/api/edit", json={**base, "statement": 0, "citations": ["S1"]}).json()
+    assert edited["agreement"]["n"] == 0  # the reviewer judged S2, not S1
+
+
+# ------------------------------------------------------------------ the review queue
+
+
+class UnsureOfEco:
+    """The curated judge of the built-in examples, except that it is unsure of every text that mentions
+    Eco: its best guess there is `full`, at p(support) 0.55 (the way the model judge's uncertain band reads)."""
+
+    name = "unsure"
+    signature = "unsure@test"
+
+    def __init__(self):
+        from citeaudit.examples import EXAMPLE_FILES, load_example
+        from citeaudit.judges import make_judge
+
+        self.resolved = [rc for name in EXAMPLE_FILES for rc in load_example(name)]
+        self.curated = make_judge("curated", self.resolved)
+        self.asked: list[str] = []
+
+    def judge(self, text, passages):
+        from citeaudit.records import Judgment
+
+        self.asked.append(text)
+        if "Eco" in text:
+            return Judgment(label="full", judge=self.signature, uncertain=True, scores={"support": 0.55},
+                            explanation="awaiting human review")
+        # signed as this judge's, so that a run log of it replays (as a cascade signs its verdicts)
+        return self.curated.judge(text, passages).model_copy(update={"judge": self.signature})
+
+
+@pytest.fixture
+def unsure():
+    from citeaudit.desk import DeskSession
+
+    judge = UnsureOfEco()
+    session = DeskSession([rc.case for rc in judge.resolved], judge=judge, source="built-in examples")
+    return session, judge, TestClient(create_app(session), base_url=DESK)
+
+
+def _where(queue):
+    return [(q["case"], q["answer"], q["statement"], q["claim"]) for q in queue["items"]]
+
+
+def test_the_review_queue_holds_every_uncertain_claim_in_case_answer_claim_order(unsure):
+    _, _, client = unsure
+    snap = client.get("/api/state", params={"case": "returns-desk", "answer": "original"}).json()
+    queue = snap["queue"]  # across every case, not only the one shown
+    assert queue["count"] == 4
+    assert _where(queue) == [("p7", "A", 1, 0), ("p7", "C", 1, 0), ("p7-zh", "A", 1, 0), ("p7-zh", "C", 1, 0)]
+    assert queue["items"][0] == {
+        "case": "p7", "answer": "A", "statement": 1, "id": "c4", "claim": 0,
+        "text": "Eco reduces annual energy by 15%.", "citations": ["D3"],
+        "best_guess": "full", "p_support": 0.55, "judge": "unsure@test"}
+    assert [q["text"] for q in queue["items"][1:]] == [
+        "The Eco pilot ran for thirty days.", "Eco使年度能耗降低15%。", "Eco试点持续三十天。"]
+    # the answer's own figures count the uncertain claim apart, never as full
+    p7 = client.get("/api/state", params={"case": "p7", "answer": "A"}).json()["answer"]
+    assert p7["labels"] == {"full": 1, "partial": 0, "none": 1, "contradicts": 0, "uncertain": 1}
+    assert p7["claims"][1]["judgment"]["uncertain"] is True
+
+
+def test_a_human_label_takes_a_claim_off_the_queue(unsure):
+    _, _, client = unsure
+    label = {"case": "p7", "answer": "A", "statement": 1, "claim": 0, "label": "none", "reviewer": "maya"}
+    snap = client.post("/api/human", json=label).json()
+    assert snap["queue"]["count"] == 3
+    assert _where(snap["queue"]) == [("p7", "C", 1, 0), ("p7-zh", "A", 1, 0), ("p7-zh", "C", 1, 0)]
+    # a second reviewer of the same claim changes nothing; a label on a sure claim neither
+    snap = client.post("/api/human", json={**label, "reviewer": "ana"}).json()
+    snap = client.post("/api/human", json={**label, "statement": 0, "label": "full"}).json()
+    assert snap["queue"]["count"] == 3
+    # the label was given for D3: once the claim cites D1 instead, the judge's doubt is about a new pair
+    snap = client.post("/api/edit", json={"case": "p7", "answer": "A", "statement": 1, "citations": ["D1"]}).json()
+    assert snap["queue"]["count"] == 4
+    assert snap["queue"]["items"][0]["citations"] == ["D1"]
+
+
+def test_the_queue_judges_a_case_again_only_once_it_changes(unsure):
+    session, judge, _ = unsure
+    session.review_queue()
+    judge.asked.clear()
+    assert session.review_queue()["count"] == 4
+    assert judge.asked == []  # nothing changed: nothing judged
+    session.edit_statement("p7", "A", 1, citations=["D1"])  # scores p7, then its snapshot's queue
+    assert set(judge.asked) == {"The continuous limit is 80 °C.", "Eco reduces annual energy by 15%.",
+                                "The pilot was validated on a thousand machines.", "The Eco pilot ran for thirty days.",
+                                "It reported reduced downtime of 15%."}  # p7's claims only: the other cases are as they were
+
+
+def test_a_run_log_with_uncertain_judgments_fills_the_queue(unsure, tmp_path):
+    from citeaudit.judges import Judgments
+    from citeaudit.metrics import score_cases
+    from citeaudit.runlog import build_runlog, write_runlog
+
+    _, judge, _ = unsure
+    judgments = Judgments(judge)
+    log = build_runlog(score_cases(judge.resolved, judgments), judgments)
+    write_runlog(tmp_path / "run.json", log)
+    replay = TestClient(create_app(desk_session([str(tmp_path / "run.json")])), base_url=DESK)
+    queue = replay.get("/api/state").json()["queue"]
+    assert _where(queue) == [("p7", "A", 1, 0), ("p7", "C", 1, 0), ("p7-zh", "A", 1, 0), ("p7-zh", "C", 1, 0)]
+    assert {q["best_guess"] for q in queue["items"]} == {"full"}
+
+
+def test_no_queue_when_the_judge_is_sure_of_everything(client):
+    assert client.get("/api/state").json()["queue"] == {"count": 0, "items": []}

@@ -253,6 +253,49 @@ def test_a_human_label_set_in_review_mode_is_in_the_exported_run(page):
     assert by_text["A receipt is required to return a standard item."]["label"] == "partial"
 
 
+def test_the_review_queue_leads_to_each_unsure_claim(chromium, shots):
+    # A judge unsure of every claim about Eco: two in p7 (answers A and C), two in p7-zh.
+    from test_desk_api import UnsureOfEco
+
+    from citeaudit.desk import DeskSession
+
+    judge = UnsureOfEco()
+    session = DeskSession([rc.case for rc in judge.resolved], judge=judge, source="built-in examples")
+    with serve(session) as url, open_page(chromium, url) as page:
+        expect(page.locator("#review-toggle-count")).to_have_text("4 unsure")
+        expect(page.locator("#st-1 .badge.unsure")).to_have_text("unsure")
+        expect(page.locator("#st-1 .badge.uncertain")).to_have_text("uncertain (best guess: full)")
+        page.click("#review-toggle")
+        count = page.locator("#queue-count")
+        expect(count).to_have_text("4 claims await review (the judge is unsure)")
+        expect(page.locator("#review-position")).to_have_text("Claim 1 of 3 · statement c1")
+        page.click("#queue-next")
+        expect(page.locator("#review-position")).to_have_text("Claim 2 of 3 · statement c4")
+        expect(page.locator("#review-claim")).to_have_text("Eco reduces annual energy by 15%.")
+        expect(page.locator("#review-auto")).to_have_text("uncertain (best guess: full)")
+        expect(page.locator("#review-unsure")).to_be_visible()
+        expect(page.locator("#review-claim-1 .badge.unsure")).to_be_visible()
+        expect(page.locator("#review-claim-0 .badge.unsure")).to_have_count(0)
+        expect(page.locator("#st-1")).to_have_attribute("aria-selected", "true")
+        page.screenshot(path=str(shots / "review-queue.png"), full_page=True)
+        page.fill("#reviewer", "ana")
+        page.click("#label-none")
+        expect(count).to_have_text("3 claims await review (the judge is unsure)")
+        expect(page.locator("#review-unsure")).to_have_count(0)
+        expect(page.locator("#st-1 .badge.unsure")).to_have_count(0)
+        expect(page.locator("#review-toggle-count")).to_have_text("3 unsure")
+        # the next one is in another answer: the desk switches to it
+        page.click("#queue-next")
+        expect(page.locator("#answer-select")).to_have_value("C")
+        expect(page.locator("#review-position")).to_have_text("Claim 2 of 3 · statement c2")
+        expect(page.locator("#review-claim")).to_have_text("The Eco pilot ran for thirty days.")
+        # and from the keyboard to the next case
+        page.keyboard.press("u")
+        expect(page.locator("#case-select")).to_have_value("p7-zh")
+        expect(page.locator("#review-claim")).to_have_text("Eco使年度能耗降低15%。")
+        page.screenshot(path=str(shots / "review-queue-next-case.png"), full_page=True)
+
+
 def test_a_passage_with_markup_is_shown_as_text(chromium, tmp_path):
     case = {
         "id": "xss", "question": f"Is {XSS} safe?",

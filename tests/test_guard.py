@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from citeaudit.judges.guard import GuardFinding, check, quantities
+from citeaudit.errors import JudgeError
+from citeaudit.judges.guard import RULES, TRIED_RULES, GuardFinding, check, quantities
 
 # The seed pair (examples/data/p7_archive.json, passage D3) and its Chinese version.
 D3 = ("Eco mode pilot report. The pilot observed P7 machines in Eco mode for 30 days. Downtime fell by 15% "
@@ -21,13 +22,25 @@ FIRES = [
     ("Downtime fell by 20%.", D3, "number", ["20%"]),
     ("The pilot ran for 60 days.", D3, "number", ["60 days"]),
     ("营收增长了15%。", "营收增长了百分之二十。", "number", ["15%"]),
-    ("Revenue grew 15% in 2021.", "In 2020 the company saw revenue rise by 15 percent.", "date", ["2021"]),
-    ("It was released in March 2019.", "It was released in May 2019.", "date", ["March"]),
-    ("Python 3.11 added this.", "This arrived in Python 3.12.", "number", ["3.11"]),
-    ("The library requires version 2.4.1.", "The library requires version 2.4.0 or later.", "number", ["2.4.1"]),
-    ("The tower is 300 m tall.", "The tower is 300 feet tall.", "unit", ["300 m"]),
+    ("Revenue grew 15% in 2021.", "In 2020 the company saw revenue rise by 15 percent.", "year", ["2021"]),
+    ("It was released in March 2019.", "It was released in May 2019.", "month", ["March"]),
+    ("Python 3.11 added this.", "This arrived in Python 3.12.", "version", ["3.11"]),
+    ("Python 3.11 added this.", "This arrived in a recent release.", "version", ["3.11"]),
+    ("The library requires version 2.4.1.", "The library requires version 2.4.0 or later.", "version", ["2.4.1"]),
+    ("The tower is 300 m tall.", "The tower is 300 feet tall.", "unit", ["300 m", "ft"]),
     ("The drug did not reduce mortality.", "The drug reduced mortality in the trial.", "negation", ["not"]),
     ("该药物没有降低死亡率。", "该药物降低了死亡率。", "negation", ["没"]),
+    # a name with another number in the evidence is another thing
+    ("Windows 10 added virtual desktops.", "Windows 11 added virtual desktops.", "name", ["Windows 10", "Windows 11"]),
+    ("World War 2 ended in 1945.", "World War I ended in 1918.", "name", ["War 2", "War I"]),
+    # a count the evidence does not give, with no list to count instead
+    ("The waves from the merging of two black holes can be detected.",
+     "Merging black holes release gravitational waves.", "count", ["two"]),
+    ("Arsenal won four league titles.", "Arsenal won the league in 1989, 1991 and 1998.", "count", ["four"]),
+    # a year, whatever name it follows: "NeurIPS 2017" is one edition of the conference
+    ("The cover of the NeurIPS 2017 proceedings was blue.", "The NeurIPS 2018 proceedings had a blue cover.",
+     "year", ["2017"]),
+    ("清华大学在2011年进入全球50强。", "清华大学在2012年进入全球50强。", "year", ["2011"]),
 ]
 
 QUIET = [
@@ -54,6 +67,43 @@ QUIET = [
     ("The company was founded by two brothers.", "Two brothers founded the company in a garage."),
 ]
 
+# Misfires of the guard before its rules were split (each fired, with the kind in the comment): a claim the
+# evidence supports, which the guard must now pass.
+FIXED_MISFIRES = [
+    # counted nouns written as words, when the claim or the evidence lists the items counted (number)
+    ("The system consists of three components: the sensor, the controller, and the actuator.",
+     "The system has a sensor, a controller and an actuator."),
+    ("Granite is composed of four main minerals: quartz, feldspar, mica, and amphiboles.",
+     "Granite is a coarse-grained rock of quartz, feldspar, mica and amphibole."),
+    ("The framework has three layers.", "The framework's layers are: data, logic and presentation."),
+    ("The framework has three layers.", "The framework is built from layers:\n- data\n- logic\n- presentation"),
+    # names that contain a number (number)
+    ("Passage 3 notes that the river floods every spring.", "The river floods every spring."),
+    ("Article 5 of the treaty obliges members to help one another.",
+     "Under the treaty, members must assist an ally that is attacked."),
+    ("Section 2 covers the appeals process.", "The appeals process is covered in this part."),
+    ("World War 2 ended in 1945.", "World War II ended in 1945."),
+    ("Windows 10 added virtual desktops.", "Windows added virtual desktops in its latest release."),
+    ("The iPhone 12 has a ceramic shield.", "Apple's iPhone has a Ceramic Shield front cover."),
+    ("An HbA1c of 6.5% or higher is diagnostic for diabetes mellitus type 2.",
+     "An HbA1c of 6.5% or higher is the threshold for diagnosing diabetes."),
+    ("Rule 19 covers conduct in restricted visibility.",  # the evidence numbers a series, not this rule
+     "Rule 4 applies in any visibility; Rule 5 asks for a look-out; a third rule covers restricted visibility."),
+    # citation markers (number)
+    ("The party was founded in 1848 [1][2].", "The party was founded in 1848."),
+    ("The party was founded in 1848 [3, 4].", "The party was founded in 1848."),
+    # contrast is not negation (negation)
+    ("Exercise not only improves mood but also sleep.", "Exercise improves mood and sleep."),
+    ("Domestic violence doesn't just affect the victim.", "Domestic violence affects the victim and the witnesses."),
+    # ordinals, year ranges, digits glued to a word (number, year)
+    ("Potatoes reached Spain in the 16th century.", "Potatoes reached Spain in the sixteenth century."),
+    ("Arsenal were promoted in the 1904-1905 season.", "Arsenal were promoted at the end of the 1904–05 season."),
+    ("The limbs score 2 for muscle tone.", "Muscle tone:0 – Limp1 – Some flexing2 – Active motion"),
+    # a unit the evidence leaves unsaid, and 年 after a year (unit)
+    ("The centre works with young 10-24 year olds.", "The centre works with young people aged 10-24."),
+    ("清华大学在2011年进入全球50强。", "在2011 QS排名中，清华大学进入全球50强。"),
+]
+
 
 @pytest.mark.parametrize("claim,evidence,kind,words", FIRES)
 def test_guard_fires_and_names_the_mismatch(claim, evidence, kind, words):
@@ -67,6 +117,65 @@ def test_guard_fires_and_names_the_mismatch(claim, evidence, kind, words):
 @pytest.mark.parametrize("claim,evidence", QUIET)
 def test_guard_does_not_fire(claim, evidence):
     assert check(claim, evidence) is None
+
+
+@pytest.mark.parametrize("claim,evidence", FIXED_MISFIRES)
+def test_former_misfires_pass(claim, evidence):
+    assert check(claim, evidence) is None
+    assert check(claim, evidence, rules=RULES + TRIED_RULES) is None
+
+
+def test_a_listed_count_is_checked_by_its_items_only_when_listed():
+    """Without the list, the same count needs its number: the list is what stands in for it."""
+    claim = "The system consists of three components."
+    assert check(claim, "The system has a sensor, a controller and an actuator.") is None
+    assert check(claim, "The system has a sensor and a controller.").kind == "count"
+
+
+@pytest.mark.parametrize("claim,evidence,rule", [
+    ("The deal could allow the UK to benefit from lower tariffs.",
+     "Outside the bloc, the UK will not be able to benefit from lower tariffs.", "negated-in-evidence"),
+    ("The law allows a man to marry up to four wives.", "Islamic law allows a man to marry up to four wives.",
+     "scope"),
+])
+def test_tried_rules_catch_their_cases_only_when_asked(claim, evidence, rule):
+    """Measured on dev and train and left off by default (docs/model-judge.md): they still run when named."""
+    assert rule in TRIED_RULES and rule not in RULES
+    assert check(claim, evidence) is None
+    assert check(claim, evidence, rules={rule}).kind == rule
+
+
+@pytest.mark.parametrize("claim,evidence", [
+    ("If a risk exists, both vessels should act.", "Where no risk does not exist, nothing is required."),  # conditional
+    ("Gold is resistant to chemical reactions.", "Gold is not a chemical that reacts easily."),  # a noun phrase
+    ("Obama was the first black president.", "It was not Barack Obama who said so. Obama was the first."),
+    ("The tests passed on every run.", "The tests passed on every run; the linter did not pass."),  # also asserted
+])
+def test_negated_in_evidence_stays_quiet(claim, evidence):
+    assert check(claim, evidence, rules={"negated-in-evidence"}) is None
+
+
+@pytest.mark.parametrize("claim,evidence", [
+    ("The law allows it.", "The law allows it; Islamic law allows it too."),  # unqualified too
+    ("The Islamic law allows it.", "Islamic law allows it."),  # the claim has the qualifier
+    ("The law allows it.", "Comprehensive law allows it."),  # not a proper adjective
+])
+def test_scope_stays_quiet(claim, evidence):
+    assert check(claim, evidence, rules={"scope"}) is None
+
+
+def test_each_rule_runs_alone():
+    """`rules` picks the rules: what one rule finds, the others leave alone."""
+    claim, evidence = "Revenue did not grow 15% in 2021.", "In 2020 revenue grew 15 percent."
+    assert check(claim, evidence).kind == "year"
+    assert check(claim, evidence, rules={"negation"}).kind == "negation"
+    assert check(claim, evidence, rules={"number", "unit", "attachment"}) is None
+    assert check(claim, evidence, rules=()) is None
+
+
+def test_an_unknown_rule_is_an_error():
+    with pytest.raises(JudgeError, match="unknown qualifier guard rule.*'?dates'?"):
+        check("In 2021.", "In 2020.", rules={"dates"})
 
 
 def test_attachment_can_be_switched_off():

@@ -25,6 +25,7 @@ NO_ENV: dict[str, str] = {}
     ("model:path=/models/my-judge", {"path": "/models/my-judge"}),
     ("model:batch=16", {"batch": 16}),
     ("model:calibration=off", {"calibration": False}),
+    ("model:band=0.2", {"band": 0.2}),
     ("model: guard=off , zh=model ,", {"guard": False, "zh": "model"}),
     ("embedding", {"thr": 0.85, "win": 160}),
     ("embedding:0.85", {"thr": 0.85}),
@@ -63,6 +64,7 @@ def test_heads_and_label_mappings(spec, head, labels):
     ("model:threads=0", r"threads expects a positive integer, got '0'"),
     ("model:batch=-1", r"batch expects a positive integer, got '-1'"),
     ("model:zh=english", r"zh expects embedding or model, got 'english'"),
+    ("model:band=0.7", r"band expects a number within 0..0.5, got '0.7'"),
     ("model:path=", r"path expects a model directory, got ''"),
     ("model:fast", r"bad model judge option 'fast': expected name=value; valid options: path=<a model directory>"),
     ("model:window=3", r"unknown option 'window'; valid options: .*guard=<on or off>.*; e\.g\. model:guard=off"),
@@ -132,8 +134,8 @@ def test_table_defaults_are_the_constructors_defaults(table, constructor):
 
 
 @pytest.mark.parametrize("spec, rendered", [
-    ("model", "|guard=on|cal=on|zh=embedding:0.9175"),
-    ("model:guard=off,calibration=off,zh=model,threads=2,batch=8", "|guard=off|cal=off|zh=model"),
+    ("model", "|guard=on|cal=on|zh=embedding:0.9175|band=0.13"),
+    ("model:guard=off,calibration=off,zh=model,threads=2,batch=8,band=0.2", "|guard=off|cal=off|zh=model|band=0.2"),
     ("embedding", "|thr=0.85|win=160"),
     ("embedding:0.9175", "|thr=0.9175|win=160"),
     ("embedding:thr=0.80,win=200", "|thr=0.8|win=200"),
@@ -143,11 +145,13 @@ def test_signature_fields_are_rendered_from_the_parsed_options(spec, rendered):
 
 
 def test_a_calibration_asked_for_but_missing_is_signed_off():
-    assert parse_spec("model", NO_ENV).signature(calibration=False) == "|guard=on|cal=off|zh=embedding:0.9175"
+    # without a calibration there is no p(support), so no band either
+    assert (parse_spec("model", NO_ENV).signature(calibration=False, band=0.0)
+            == "|guard=on|cal=off|zh=embedding:0.9175|band=0")
 
 
 def test_judges_lists_the_options():
-    assert "options: path, guard, calibration, zh, threads, batch" in available_judges()["model"]
+    assert "options: path, guard, calibration, zh, band, threads, batch" in available_judges()["model"]
     assert "options: thr, win" in available_judges()["embedding"]
 
 

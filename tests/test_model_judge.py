@@ -177,3 +177,48 @@ def test_validation_sample_balanced_accuracy(judge):
     # the margins leave room for int8 kernels that differ between CPUs, not for a judge that got worse
     assert result["balanced_accuracy"] > 0.74, (result["balanced_accuracy"], by_lang)
     assert by_lang["en"] > 0.72 and by_lang["zh"] > 0.77, by_lang
+
+
+def _with_unrelated_passage(rows):
+    """Each row's cited set with one passage of another row's claim added (the next row's first)."""
+    from dataclasses import replace
+
+    out = []
+    for i, row in enumerate(rows):
+        other = rows[(i + 1) % len(rows)].passages[0]
+        extra = replace(other, id=f"{other.id}-unrelated-{i}")
+        out.append(Request.of(row.claim, [*row.passages, extra]))
+    return out
+
+
+@pytest.mark.slow
+def test_adding_an_unrelated_passage_never_takes_support_away(judge):
+    """Monotone sets, as a property on 160 real labelled rows: a `full` stays `full` when an unrelated
+    passage joins the cited set (before sets were judged with their parts, the best window was picked
+    on the raw score and a joined set could lose the support its member gave)."""
+    from citeaudit.labelled import load_rows
+
+    rows = load_rows(FIXTURES / "judge_validation_sample.jsonl")
+    alone = judge.judge_batch([Request.of(r.claim, r.passages) for r in rows])
+    joined = judge.judge_batch(_with_unrelated_passage(rows))
+    lost = [(r.claim, a.label, j.label) for r, a, j in zip(rows, alone, joined) if a.label == "full" != j.label]
+    assert sum(a.label == "full" for a in alone) >= 40  # the property is tried on many supported rows
+    assert lost == []
+
+
+def test_a_set_is_judged_with_its_parts_and_says_so(judge):
+    from citeaudit.records import SourcePassage
+
+    claim = "The continuous operating limit is 80 °C."
+    good = SourcePassage("D1", "D1", None, "The P7 datasheet gives a continuous operating limit of 80 °C.", 0, 61)
+    noise = SourcePassage("D9", "D9", None, "The cafeteria menu changes every Tuesday and lists soups. " * 8, 0, 464)
+    single = judge.judge(claim, [good])
+    both = judge.judge(claim, [good, noise])
+    assert single.label == "full" and both.label == "full"
+    assert _strength_order(both) >= _strength_order(single)
+
+
+def _strength_order(judgment):
+    from citeaudit.judges.model import _strength
+
+    return _strength(judgment)

@@ -542,10 +542,11 @@ def judges():
 
 
 def _attach_commands() -> None:
+    from .cli_agree import commands as agree_commands
     from .cli_export import commands as export_commands
     from .cli_judges import commands as judge_commands
 
-    for command in [*judge_commands, *export_commands]:
+    for command in [*judge_commands, *export_commands, *agree_commands]:
         main.add_command(command)
 
 

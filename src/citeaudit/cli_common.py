@@ -5,7 +5,21 @@ from __future__ import annotations
 
 import click
 
+from .records import LABELS
 from .text import visible_controls
+
+
+def format_figure(value: float | None, ci: tuple[float, float] | None) -> str:
+    """0.754 [0.671, 0.828], or "—" for no value."""
+    if value is None:
+        return "—"
+    return f"{value:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
+
+
+def confusion_lines(table: dict[str, dict[str, int]], rows: str, columns: str) -> list[str]:
+    """The confusion table as text, one line per row label."""
+    lines = [f"confusion (rows: {rows}, columns: {columns}):", f"{'':<12}" + "".join(f"{p:>12}" for p in LABELS)]
+    return lines + [f"{g:<12}" + "".join(f"{table[g][p]:>12}" for p in LABELS) for g in LABELS]
 
 
 def echo_text(text: str, nl: bool = True) -> None:

@@ -19,20 +19,15 @@ from typing import Any
 
 import click
 
-from .records import LABELS
+from .cli_common import confusion_lines, format_figure
+
 from .training.config import DEFAULT_WORK_DIR
 from .training.data import LABEL_MAPPING
 
 
-def _fmt(value: float | None, ci: tuple[float, float] | None) -> str:
-    if value is None:
-        return "—"
-    return f"{value:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
-
-
 def _line(name: str, m: dict[str, Any]) -> str:
-    return (f"{name:<16} {m['n']:>6} {m['n_full']:>6}  {_fmt(m['balanced_accuracy'], m['balanced_accuracy_ci']):<24}"
-            f"{_fmt(m['auc'], m['auc_ci']):<24}{_fmt(m['kappa'], m['kappa_ci'])}")
+    return (f"{name:<16} {m['n']:>6} {m['n_full']:>6}  {format_figure(m['balanced_accuracy'], m['balanced_accuracy_ci']):<24}"
+            f"{format_figure(m['auc'], m['auc_ci']):<24}{format_figure(m['kappa'], m['kappa_ci'])}")
 
 
 def render_text(result: dict[str, Any]) -> str:
@@ -41,10 +36,19 @@ def render_text(result: dict[str, Any]) -> str:
     lines = [f"judge: {result.get('judge', '?')}", "", head, _line("all", result)]
     for key, title in (("by_source", "source"), ("by_lang", "language")):
         lines += ["", f"by {title}:"] + [_line(name, m) for name, m in result[key].items()]
-    lines += ["", "confusion (rows: gold, columns: predicted):",
-              f"{'':<12}" + "".join(f"{p:>12}" for p in LABELS)]
-    for g in LABELS:
-        lines.append(f"{g:<12}" + "".join(f"{result['confusion'][g][p]:>12}" for p in LABELS))
+    lines += ["", *confusion_lines(result["confusion"], "gold", "predicted")]
+    if result.get("risk_coverage"):
+        lines += ["", f"risk–coverage over the {result['uncertain']['rows']} rows with p(support) (full vs rest; "
+                      "the most confident first, by |p(support) - 0.5|):",
+                  f"{'coverage':>10}{'n':>7}{'accuracy':>10}{'BAcc':>8}"]
+        for point in result["risk_coverage"]:
+            lines.append(f"{100 * point['coverage']:>9.0f}%{point['n']:>7}{format_figure(point['accuracy'], None):>10}"
+                         f"{format_figure(point['balanced_accuracy'], None):>8}")
+        at70 = next(p for p in result["risk_coverage"] if p["coverage"] == 0.7)
+        unsure = result["uncertain"]
+        lines += [f"accuracy at 70 % coverage: {format_figure(at70['accuracy'], None)}",
+                  f"uncertain (in the judge's band): {unsure['n']} of {unsure['rows']} "
+                  f"({100 * unsure['share']:.1f} %); accuracy of the rest {format_figure(unsure['accuracy_of_the_rest'], None)}"]
     best = result.get("best_threshold")
     if best:
         lines += ["", f"threshold maximising BAcc on this data: {best['threshold']:.4f} "

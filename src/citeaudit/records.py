@@ -271,7 +271,12 @@ class Judgment(_Record):
     evidence: Evidence | None = None
     scores: dict[str, float] | None = Field(default=None, description="class probabilities, if any")
     raw: dict[str, Any] | None = Field(default=None, description="a remote judge's raw response, for audit and replay")
+    uncertain: bool | None = Field(default=None, description="true when the judge does not know: its score "
+                                   "fell in its uncertain band; the label is then its best guess, counted apart")
+    decided_by: str | None = Field(default=None, description="in a cascade, the signature of the judge whose "
+                                   "verdict this is")
 
     @property
     def supports(self) -> bool:
-        return self.label == "full"
+        """Support a figure can count: a `full` the judge is sure of."""
+        return self.label == "full" and not self.uncertain

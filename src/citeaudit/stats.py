@@ -105,6 +105,44 @@ def best_threshold(gold: Sequence[bool], scores: Sequence[float]) -> tuple[float
     return best
 
 
+COVERAGES = (1.0, 0.9, 0.8, 0.7, 0.6, 0.5)
+
+
+def risk_coverage(gold: Sequence[bool], pred: Sequence[bool], p_support: Sequence[float],
+                  coverages: Sequence[float] = COVERAGES) -> list[dict[str, Any]]:
+    """Accuracy (full vs rest) of the most confident part of the rows, at each coverage: the rows
+    sorted by |p - 0.5|, most confident first (ties in row order), and the top share kept."""
+    g = np.asarray(gold, dtype=bool)
+    pr = np.asarray(pred, dtype=bool)
+    confidence = np.abs(np.asarray(p_support, dtype=float) - 0.5)
+    order = np.argsort(-confidence, kind="stable")
+    out = []
+    for coverage in coverages:
+        kept = order[: int(round(coverage * len(order)))]
+        accuracy = float((g[kept] == pr[kept]).mean()) if kept.size else None
+        out.append({"coverage": coverage, "n": int(kept.size), "accuracy": accuracy,
+                    "balanced_accuracy": balanced_accuracy(g[kept], pr[kept]) if kept.size else None,
+                    "least_confidence": float(confidence[kept[-1]]) if kept.size else None})
+    return out
+
+
+def band_for_accuracy(gold: Sequence[bool], pred: Sequence[bool], p_support: Sequence[float],
+                      target: float, step: float = 0.01) -> dict[str, float] | None:
+    """The narrowest uncertain band (|p - 0.5| < band) whose confident part reaches `target` accuracy
+    (full vs rest): band, the share of rows left confident, their accuracy. None if no band does."""
+    g = np.asarray(gold, dtype=bool)
+    pr = np.asarray(pred, dtype=bool)
+    confidence = np.abs(np.asarray(p_support, dtype=float) - 0.5)
+    for band in np.arange(0.0, 0.5 + 1e-9, step):
+        confident = confidence >= band
+        if not confident.any():
+            return None
+        accuracy = float((g[confident] == pr[confident]).mean())
+        if accuracy >= target:
+            return {"band": round(float(band), 4), "coverage": float(confident.mean()), "accuracy": accuracy}
+    return None
+
+
 def score_from(scores: dict[str, float] | None) -> float | None:
     """The score a judgment ranks by: p(support), else p(full), else the similarity; None without one."""
     scores = scores or {}

@@ -17,7 +17,7 @@ from typing import Any
 from .judges.base import Request, judge_many
 from .labelled import Row
 from .records import Judgment
-from .stats import best_threshold, metrics, score_from
+from .stats import best_threshold, metrics, risk_coverage, score_from
 
 
 def score_of(judgment: Judgment) -> float | None:
@@ -81,4 +81,22 @@ def validate_judge(rows: Sequence[Row], judge, *, resamples: int = 1000, seed: i
     if all(s is not None for s in scores):
         found = best_threshold([r.label == "full" for r in rows], scores)
         result["best_threshold"] = None if found is None else {"threshold": found[0], "balanced_accuracy": found[1]}
+    result.update(uncertainty(rows, judgments))
     return result
+
+
+def uncertainty(rows: Sequence[Row], judgments: Sequence[Judgment]) -> dict[str, Any]:
+    """For the rows a judge gave p(support) (the model judge's own route; its Chinese route gives a
+    similarity instead): the risk–coverage curve, and how many it called `uncertain` with the accuracy
+    of the rest. Empty when no row has p(support)."""
+    with_p = [(r, j) for r, j in zip(rows, judgments) if (j.scores or {}).get("support") is not None]
+    if not with_p:
+        return {}
+    gold = [r.label == "full" for r, _ in with_p]
+    pred = [j.label == "full" for _, j in with_p]
+    sure = [i for i, (_, j) in enumerate(with_p) if not j.uncertain]
+    return {
+        "risk_coverage": risk_coverage(gold, pred, [j.scores["support"] for _, j in with_p]),
+        "uncertain": {"rows": len(with_p), "n": len(with_p) - len(sure), "share": 1 - len(sure) / len(with_p),
+                      "accuracy_of_the_rest": (sum(gold[i] == pred[i] for i in sure) / len(sure)) if sure else None},
+    }

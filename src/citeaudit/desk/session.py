@@ -4,6 +4,7 @@ scoring code as the command line. The web layer (`app.py`) only translates HTTP 
 from __future__ import annotations
 
 import copy
+import json
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -12,7 +13,7 @@ from pydantic import ValidationError
 
 from ..errors import DeskError, JudgeError, validation_problems
 from ..judges import Judge, Judgments, JudgmentStore, make_judge
-from ..metrics import Settings, score_cases
+from ..metrics import ClaimResult, Settings, score_cases
 from ..records import LABELS, Case, Judgment
 from ..report.render import answer_json
 from ..resolve import ResolvedCase, resolve
@@ -34,6 +35,15 @@ class HumanLabel:
     created: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
 
 
+def _queue_item(case_id: str, answer_id: str, claim: ClaimResult) -> dict[str, Any]:
+    """One claim of the review queue: where it is, what it says and cites, and the judge's best guess."""
+    scores = claim.judgment.scores or {}
+    return {"case": case_id, "answer": answer_id, "statement": claim.statement, "id": claim.id,
+            "claim": claim.index, "text": claim.text, "citations": claim.citations,
+            "best_guess": claim.judgment.label, "p_support": scores.get("support"),
+            "judge": claim.judgment.judge}
+
+
 class DeskSession:
     def __init__(self, cases: list[Case], judge_spec: str = "curated", store_path: str | None = None,
                  settings: Settings = Settings(), source: str = "cases", judge: Judge | None = None):
@@ -49,6 +59,9 @@ class DeskSession:
         self.walkthrough: str | None = None
         self._judge: Judge | None = judge  # given: used as is (e.g. replaying a run log)
         self._fixed_judge = judge is not None
+        # case id -> (judge, case data as JSON, its uncertain claims): a case is judged again only after
+        # it changes or the judge does (the curated judge is remade on every call, so it is never reused)
+        self._unsure: dict[str, tuple[Judge, str, list[dict[str, Any]]]] = {}
 
     # ---------------------------------------------------------------- scoring
 
@@ -122,6 +135,7 @@ class DeskSession:
             "walkthrough": self.walkthrough_info(),
             "human": [h.__dict__ for h in self.human if h.case == case_id and h.answer == answer_id],
             "agreement": self.agreement(),
+            "queue": self.review_queue(),
             "labels": list(LABELS),
         }
 
@@ -207,27 +221,55 @@ class DeskSession:
         return self.snapshot(case_id, answer_id)
 
     def agreement(self) -> dict[str, Any]:
-        """Human vs automatic labels on the claims people reviewed: counts and Cohen's kappa."""
-        from ..stats import cohen_kappa, confusion
+        """Human vs automatic labels on the claims people reviewed, measured as `citeaudit agree` does
+        (agree.py): counts, the confusion table, and Cohen's kappa once enough claims are reviewed."""
+        from ..agree import DESK_MIN_PAIRS, claims_of_report, compare
+        from ..labelled import Row
 
-        pairs, reports = [], {}
-        for h in self.human:
-            if h.case not in reports:  # score each reviewed case once, not once per label
-                try:
-                    reports[h.case] = self.score(h.case)
-                except DeskError:
-                    reports[h.case] = None
-            report = reports[h.case]
-            if report is None:
+        claims, rows = [], []
+        for case_id in dict.fromkeys(h.case for h in self.human):  # score each reviewed case once
+            try:
+                report = self.score(case_id)
+            except DeskError:
                 continue
-            for r in report.answers:
-                for c in r.claims:
-                    if (r.answer_id, c.statement, c.index, c.text) == (h.answer, h.statement, h.claim, h.text):
-                        pairs.append((h.label, c.label))
-        human, auto = [p[0] for p in pairs], [p[1] for p in pairs]
-        return {"n": len(pairs), "agree": sum(a == b for a, b in pairs),
-                "kappa": cohen_kappa(human, auto) if pairs else None,
-                "confusion": confusion(human, auto) if pairs else None}
+            claims += claims_of_report(report)
+            passages = report.cases[0].passages
+            rows += [Row(f"{h.case}/{h.answer}/{h.statement}.{h.claim}/{h.reviewer}", h.text,
+                         tuple(passages[p] for p in h.citations if p in passages), h.label)
+                     for h in self.human if h.case == case_id]
+        found = compare(claims, rows, resamples=0, min_pairs=DESK_MIN_PAIRS)
+        figures = found.figures
+        # the share that agree is shown as a count; kappa waits for DESK_MIN_PAIRS (docs/agreement.md)
+        return {"n": figures["n"], "agree": figures["agree"], "kappa": figures["kappa"],
+                "kappa_reason": figures["undefined"], "not_counted": len(found.not_counted),
+                "confusion": figures["confusion"] if figures["n"] else None}
+
+    def review_queue(self) -> dict[str, Any]:
+        """The claims awaiting a person, across every loaded case: those whose judgment is uncertain (the
+        judge's score fell in its uncertain band, or a `cascade:...,human` left them) and that no one has
+        labelled yet, in case, answer and claim order."""
+        judge = self.judge()
+        judgments = Judgments(judge, self.store)  # one source for all cases: a pair is judged once
+        labelled = {(h.case, h.answer, h.statement, h.claim, h.text, tuple(h.citations)) for h in self.human}
+        items = [item for case_id in self.cases for item in self._unsure_claims(case_id, judge, judgments)
+                 if (item["case"], item["answer"], item["statement"], item["claim"], item["text"],
+                     tuple(item["citations"])) not in labelled]
+        return {"count": len(items), "items": items}
+
+    def _unsure_claims(self, case_id: str, judge: Judge, judgments: Judgments) -> list[dict[str, Any]]:
+        """The case's claims the judge is unsure of, as queue items; none when the case cannot be scored."""
+        data = json.dumps(self.cases[case_id], sort_keys=True)
+        cached = self._unsure.get(case_id)
+        if cached and cached[0] is judge and cached[1] == data:
+            return cached[2]
+        try:
+            report = score_cases([self._resolved(case_id)], judgments, self.settings)
+        except (DeskError, JudgeError):
+            return []  # edits that cannot be scored are refused, so only a case loaded that way lands here
+        items = [_queue_item(case_id, r.answer_id, c) for r in report.answers for c in r.claims
+                 if c.judgment is not None and c.judgment.uncertain]
+        self._unsure[case_id] = (judge, data, items)
+        return items
 
     # ---------------------------------------------------------------- export
 

@@ -85,6 +85,14 @@ def _openai(argument: str, cases: Sequence[ResolvedCase]) -> Judge:
     return judge_from_env(argument)
 
 
+@register_judge("cascade", "judge with the first, send only its uncertain pairs to the second: "
+                           "cascade:FIRST,SECOND (SECOND may be `human`: they wait for review in the desk)")
+def _cascade(argument: str, cases: Sequence[ResolvedCase]) -> Judge:
+    from .cascade import make_cascade
+
+    return make_cascade(argument, lambda spec: make_judge(spec, cases), lambda name: name in _REGISTRY)
+
+
 def available_judges() -> dict[str, str]:
     return {name: description for name, (_, description) in sorted(_REGISTRY.items())}
 

@@ -8,6 +8,7 @@ the qualifier guard, with Chinese pairs routed to the embedding judge.
     model:path=DIR                another exported model directory (same layout as judges/../models/judge-v1)
     model:batch=16                windows per forward pass (default 1, see below)
     model:calibration=off         the model's own argmax instead of the calibrated decision
+    model:band=0.13               the uncertain band: |p(support) - 0.5| below it is `uncertain` (0: off)
 
 Batch size 1 by default: onnxruntime's dynamic int8 quantisation computes each activation scale over the
 whole batch tensor, padding included, so with batches a window's scores move (by up to ~0.02) with
@@ -32,6 +33,13 @@ explanation.
 Chinese: the MiniLM vocabulary turns most Chinese characters into [UNK], so a pair whose claim or
 passages are mostly Chinese is judged by `embedding:0.9175` (multilingual-e5-small) instead; the
 explanation and the signature say so. The guard runs on those judgments too.
+
+Sets are monotone: a cited set supports a claim at least as well as any of its members does. The
+joint set is read in windows that pack its passages together, and adding a passage changes which
+window is best; so a set of several passages is judged as the strongest of its own joint judgment and
+the judgments of its subsets, each after calibration and the guard (all of them up to five passages; beyond, the sets that leave
+one passage out and the single passages). Adding a citation can then never take support away, which
+ALCE's alone/without checks and the desk's repair rely on.
 """
 
 from __future__ import annotations
@@ -44,15 +52,21 @@ from ..records import Judgment, SourcePassage
 from ..text import han_share
 from . import calibration
 from .base import Request
+from .cache import BoundedCache
 from .guard import check
 from .local import CrossEncoderJudge
-from .spec import MODEL, ZH_EMBEDDING_THRESHOLD
+from .spec import MODEL, MODEL_UNCERTAIN_BAND, ZH_EMBEDDING_THRESHOLD
 from .windows import set_windows
 
 MODEL_NAME = "judge-v1"
 CHINESE_SHARE = 0.3  # Han share of the letters from which a claim or its passages count as Chinese
 # the shipped config names its classes full / partial / none / contradicts
 IDENTITY_LABELS = {name: name for name in ("full", "partial", "none", "contradicts")}
+# A set of up to this many passages is judged with all its subsets; a larger one with the sets that
+# leave out one passage, and its single passages.
+ALL_SUBSETS_UP_TO = 5
+# How strongly a label says "supported", for the strongest of a set's judgments.
+_STRENGTH = {"full": 3, "partial": 2, "none": 1, "contradicts": 0}
 
 
 def shipped_model_dir() -> Path:
@@ -75,9 +89,10 @@ class ModelJudge:
     name = "model"
 
     def __init__(self, path: str | Path | None = None, guard: bool = True, threads: int | None = None,
-                 zh: str = "embedding", batch_size: int = 1, calibrated: bool = True):
+                 zh: str = "embedding", batch_size: int = 1, calibrated: bool = True,
+                 band: float = MODEL_UNCERTAIN_BAND):
         self.options = MODEL.of(path=path, guard=guard, threads=threads, zh=zh, batch_size=batch_size,
-                                calibrated=calibrated)  # checked: a JudgeSetupError names a bad one
+                                calibrated=calibrated, band=band)  # checked: a JudgeSetupError names a bad one
         self.path = Path(self.options["path"]) if self.options["path"] else shipped_model_dir()
         self.inner = CrossEncoderJudge("onnx", self.path, label_map=IDENTITY_LABELS,
                                        batch_size=self.options["batch"], threads=self.options["threads"])
@@ -85,9 +100,14 @@ class ModelJudge:
         self.calibration = calibration.load(self.path) if self.options["calibration"] else None
         self.zh = self.options["zh"]
         self._zh_judge = None
-        # `cal` says whether a calibration is in use: asked for, and the model directory has one
+        self._judged: BoundedCache[tuple[Request, bool], Judgment] = BoundedCache(100_000)
+        # the band needs the calibrated p(support): without a calibration there is none
+        self.band = self.options["band"] if self.calibration is not None else 0.0
+        # `cal` says whether a calibration is in use: asked for, and the model directory has one;
+        # `sets=parts`: a set is judged with its parts (monotone), which changes what is stored
         self.signature = (f"model:{self.path.name}[{self.inner.signature}]"
-                          + self.options.signature(calibration=self.calibration is not None))
+                          + self.options.signature(calibration=self.calibration is not None, band=self.band)
+                          + "|sets=parts")
 
     @property
     def zh_judge(self):
@@ -101,6 +121,19 @@ class ModelJudge:
         return self.judge_batch([Request.of(text, passages)])[0]
 
     def judge_batch(self, requests: Sequence[Request], guard: bool | None = None) -> list[Judgment]:
+        """Each request's judgment; a set of passages is the strongest of its own and its subsets'."""
+        guard = self.guard if guard is None else guard
+        wanted = {r: _subsets(r) for r in requests}
+        plain = dict.fromkeys(q for subsets in wanted.values() for q in subsets)
+        missing = [q for q in plain if (q, guard) not in self._judged]
+        for q, j in zip(missing, self._judge_each(missing, guard)):
+            self._judged.put((q, guard), j)
+        return [_strongest([(q, self._judged.get((q, guard))) for q in wanted[r]]) for r in requests]
+
+    def _judge_each(self, requests: Sequence[Request], guard: bool) -> list[Judgment]:
+        """Each request judged as one joint set (windows, calibration, guard)."""
+        if not requests:
+            return []
         route_zh = [self.zh == "embedding" and is_chinese(r) for r in requests]
         out: list[Judgment | None] = [None] * len(requests)
         en = [i for i, z in enumerate(route_zh) if not z]
@@ -122,7 +155,7 @@ class ModelJudge:
                     "explanation": ("Chinese text: judged by the embedding judge "
                                     f"({self.zh_judge.signature}), not the model, whose vocabulary reads most "
                                     "Chinese as [UNK]; " + (j.explanation or ""))})
-        if self.guard if guard is None else guard:
+        if guard:
             out = [self.apply_guard(r, j, text) for r, j, text in zip(requests, out, evidence)]
         return out  # type: ignore[return-value]
 
@@ -141,8 +174,12 @@ class ModelJudge:
         note = f"; calibrated p(support)={p:.3f} from p(full) and claim-word recall {values[1]:.2f}"
         if label != judgment.label:
             note += f" -> {label}, not {judgment.label}"
+        uncertain = abs(p - 0.5) < self.band
+        if uncertain:
+            note += f"; uncertain: p(support) is within 0.5 ± {self.band:g}"
         return judgment.model_copy(update={"label": label, "scores": {**scores, "support": round(p, 6)},
-                                           "explanation": (judgment.explanation or "") + note})
+                                           "explanation": (judgment.explanation or "") + note,
+                                           "uncertain": True if uncertain else None})
 
     # --- the guard --------------------------------------------------------------------------------
 
@@ -173,6 +210,34 @@ class ModelJudge:
             "label": label,
             "explanation": (judgment.explanation or "") + f"; qualifier guard ({finding.kind}): {finding.reason} "
                                                           f"-> {label}, not full"})
+
+
+def _subsets(request: Request) -> list[Request]:
+    """The request first, then the sub-sets whose judgments it must be at least as strong as."""
+    from itertools import combinations
+
+    passages = request.passages
+    n = len(passages)
+    if n < 2:
+        return [request]
+    sizes = range(n - 1, 0, -1) if n <= ALL_SUBSETS_UP_TO else [n - 1, 1]
+    return [request] + [Request(request.text, group) for size in sizes for group in combinations(passages, size)]
+
+
+def _strength(judgment: Judgment) -> tuple[int, float]:
+    scores = judgment.scores or {}
+    return _STRENGTH[judgment.label], scores.get("support", scores.get("full", 0.0))
+
+
+def _strongest(judged: list[tuple[Request, Judgment]]) -> Judgment:
+    """The set's own judgment (first) unless a sub-set's is stronger; then that one, saying so."""
+    joint = judged[0][1]
+    part, best = max(judged, key=lambda pair: _strength(pair[1]))
+    if _strength(best) <= _strength(joint):
+        return joint
+    return best.model_copy(update={"explanation": (best.explanation or "")
+                                   + f"; judged on {', '.join(part.passage_ids)} of the cited set: a set is never "
+                                     "weaker than its parts"})
 
 
 def _partial_or_none(scores: dict[str, float]) -> str:

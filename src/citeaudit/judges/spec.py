@@ -284,6 +284,9 @@ OPENAI_ENV = "CITEAUDIT_OPENAI_"
 # The model judge hands Chinese pairs to the embedding judge at this threshold (chosen on CiteCheck dev).
 ZH_EMBEDDING_THRESHOLD = "0.9175"
 EMBEDDING_THRESHOLD = 0.85
+# Half-width of the model judge's uncertain band around p(support) = 0.5, chosen on the dev split
+# (docs/model-judge.md, "Uncertainty"): inside it a judgment is `uncertain`, counted apart.
+MODEL_UNCERTAIN_BAND = 0.13
 EMBEDDING_WINDOW = 160
 
 
@@ -298,6 +301,9 @@ MODEL = JudgeOptions("model", (
            keyword="calibrated", signed="cal", show=_on_off),
     Option("zh", choice("embedding", "model"), "embedding", "who judges Chinese pairs",
            signed="zh", show=lambda v: f"embedding:{ZH_EMBEDDING_THRESHOLD}" if v == "embedding" else "model"),
+    Option("band", number(0.0, 0.5), MODEL_UNCERTAIN_BAND,
+           "half-width of the uncertain band around p(support) = 0.5 (0: never uncertain)",
+           signed="band", show=lambda v: f"{v:g}"),
     Option("threads", integer(1), None, "onnxruntime intra-op threads", env=THREADS),
     Option("batch", integer(1), 1, "windows per forward pass", keyword="batch_size"),
 ), example="model:guard=off,threads=2")

@@ -28,6 +28,12 @@ from .signature import Signature
 
 NO_CITATION_JUDGE = "rule:no-citation"
 UNJUDGED = "unjudged"
+UNCERTAIN = "uncertain"
+
+
+def decided(judgment: Judgment | None) -> bool:
+    """A judgment a figure can count: given, and not in the judge's uncertain band."""
+    return judgment is not None and not judgment.uncertain
 
 REASON_NOT_SUPPORTED = "The cited set does not support the whole statement, so this citation receives no precision credit."
 REASON_ALONE = "It supports the statement on its own."
@@ -121,14 +127,17 @@ class ClaimResult(BaseModel):
 
     @property
     def label(self) -> str:
-        """The judgment's label, or "unjudged"."""
-        return self.judgment.label if self.judgment is not None else UNJUDGED
+        """The judgment's label; "unjudged" without one, "uncertain" when the judge does not know."""
+        if self.judgment is None:
+            return UNJUDGED
+        return UNCERTAIN if self.judgment.uncertain else self.judgment.label
 
     @property
     def explanation(self) -> str:
         if self.judgment is None:
             return "not judged: no label for this pair, or no measure asked for it"
-        return self.judgment.explanation or ""
+        guess = f"the judge's best guess is {self.judgment.label}; " if self.judgment.uncertain else ""
+        return guess + (self.judgment.explanation or "")
 
 
 @dataclass
@@ -170,10 +179,14 @@ class AnswerResult:
         return sum(c.judgment is None for c in self.claims)
 
     def label_counts(self) -> dict[str, int]:
-        counts = Counter(c.judgment.label for c in self.claims if c.judgment is not None)
+        """Claims per label; claims the judge was unsure of (`uncertain`) or did not judge apart."""
+        counts = Counter(c.judgment.label for c in self.claims if decided(c.judgment))
         out = {label: counts.get(label, 0) for label in LABELS}
+        uncertain = sum(c.judgment is not None and bool(c.judgment.uncertain) for c in self.claims)
+        if uncertain:
+            out[UNCERTAIN] = uncertain
         if self.unjudged and self.settings.judges_claims:
-            out["unjudged"] = self.unjudged
+            out[UNJUDGED] = self.unjudged
         return out
 
     def ratios(self) -> dict[str, Ratio]:
@@ -182,8 +195,9 @@ class AnswerResult:
         claims, stmts = self.claims, [s for s in self.statements if s.kind == "claim"]
         no_claims = "abstention: the answer makes no claim"
         unjudged = "no judged claims" if claims else no_claims
-        judged_claims = [c for c in claims if c.judgment is not None]
-        judged_stmts = [s for s in stmts if s.judgment is not None]
+        # an uncertain judgment is counted apart, like a missing one: never silently full or none
+        judged_claims = [c for c in claims if decided(c.judgment)]
+        judged_stmts = [s for s in stmts if decided(s.judgment)]
         # One check per citation precision counts (an invalid one included, uncredited); ALCE leaves
         # the citations of a sentence with an out-of-range one out, so they have no check.
         checked = [s for s in stmts if s.checks is not None]
@@ -233,8 +247,8 @@ def citation_checks(judgments: JudgmentSource, text: str, cited: Sequence[Source
     then None (unjudged), or the checks are None (precision undecided for this statement)."""
     settings = settings or Settings()
     joint = _judge_set(judgments, text, cited, settings)
-    if joint is None:
-        return None, None
+    if not decided(joint):
+        return joint, None
     if not settings.checks_citations:
         return joint, None
     if not joint.supports:
@@ -248,7 +262,7 @@ def citation_checks(judgments: JudgmentSource, text: str, cited: Sequence[Source
     checks = []
     for p in cited:
         alone = _judge_set(judgments, text, [p], settings)
-        if alone is None:
+        if not decided(alone):
             return joint, None
         if alone.supports:
             checks.append(CitationCheck(p.id, True, None, True, REASON_ALONE))
@@ -256,7 +270,7 @@ def citation_checks(judgments: JudgmentSource, text: str, cited: Sequence[Source
         rest = list(cited)
         rest.remove(p)  # one copy: a passage cited twice (ALCE conventions) is still cited once
         judged_without = _judge_set(judgments, text, rest, settings)
-        if judged_without is None:
+        if not decided(judged_without):
             return joint, None
         without = judged_without.supports
         checks.append(CitationCheck(p.id, False, without, not without,
@@ -302,7 +316,7 @@ def score_answer(rc: ResolvedCase, answer: Answer, judgments: JudgmentSource, se
         statements.append(result)
     required = [f.id for f in rc.case.facts]
     conveyed = {f for c in claims if c.supported for f in c.facts}
-    maybe = {f for c in claims if c.judgment is None for f in c.facts}
+    maybe = {f for c in claims if not decided(c.judgment) for f in c.facts}
     return AnswerResult(
         case_id=rc.id,
         answer_id=answer.id,
@@ -417,8 +431,9 @@ class Report:
         for r in self.answers if results is None else results:
             total.update(r.label_counts())
         out = {label: total.get(label, 0) for label in LABELS}
-        if total.get("unjudged"):
-            out["unjudged"] = total["unjudged"]
+        for apart in (UNCERTAIN, UNJUDGED):
+            if total.get(apart):
+                out[apart] = total[apart]
         return out
 
     def signature(self, name: str) -> str:

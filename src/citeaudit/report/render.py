@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..metrics import names as N
 from ..metrics.ratio import Ratio
-from ..metrics.scoring import UNJUDGED
+from ..metrics.scoring import UNCERTAIN, UNJUDGED
 from ..metrics.signature import Signature
 from ..records import LABELS
 from ..text import visible_controls
@@ -42,9 +42,8 @@ def _answers_of(results: Results, case: CaseRecord) -> list[AnswerRecord]:
 
 
 def _label_counts(answers: list[AnswerRecord]) -> dict[str, int]:
-    counts = {label: sum(a.labels.get(label, 0) for a in answers) for label in LABELS}
-    unjudged = sum(a.labels.get(UNJUDGED, 0) for a in answers)
-    return {**counts, UNJUDGED: unjudged} if unjudged else counts
+    counts = {label: sum(a.labels.get(label, 0) for a in answers) for label in (*LABELS, *APART)}
+    return {label: n for label, n in counts.items() if label in LABELS or n}
 
 
 def _summary_rows(results: Results) -> list[tuple[str, dict[str, Ratio], dict[str, int]]]:
@@ -60,11 +59,13 @@ def _summary_rows(results: Results) -> list[tuple[str, dict[str, Ratio], dict[st
 
 
 LABELS_HEADER = "full/partial/none/contradicts"
+APART = (UNCERTAIN, UNJUDGED)  # claims counted beside the four labels, never as one of them
 
 
 def _label_cell(counts: dict[str, int]) -> str:
     cell = "/".join(str(counts.get(label, 0)) for label in LABELS)
-    return f"{cell} (+{counts[UNJUDGED]} unjudged)" if counts.get(UNJUDGED) else cell
+    apart = [f"+{counts[label]} {label}" for label in APART if counts.get(label)]
+    return f"{cell} ({', '.join(apart)})" if apart else cell
 
 
 def _cell(ratios: dict[str, Ratio], measure: str) -> str:
@@ -113,7 +114,8 @@ def print_text(results: Results, signature: Signature, console) -> None:
     that came from the input is printed as text: control characters visible, never markup."""
     from rich.table import Table
 
-    label_style = {"full": "green", "partial": "yellow", "none": "red", "contradicts": "bold red", "unjudged": "dim"}
+    label_style = {"full": "green", "partial": "yellow", "none": "red", "contradicts": "bold red", "unjudged": "dim",
+                   "uncertain": "magenta"}
     for case in results.cases:
         console.print(f"[bold]Case {_shown(case.id)}[/bold]: {_shown(case.question)}", highlight=False)
         console.print(f"  retrieval: {_shown(_retrieval_line(case.retrieval))}", highlight=False)

@@ -119,13 +119,26 @@ const actions = {
     actions.select(Math.max(0, Math.min(n - 1, state.selected + delta)), null);
   },
   step(delta) {
+    actions.goToClaim(state.claim + delta);
+  },
+  goToClaim(k) {
     const claims = state.snap && state.snap.answer ? state.snap.answer.claims : [];
     if (!claims.length) return;
-    state.claim = Math.max(0, Math.min(claims.length - 1, state.claim + delta));
-    state.note = null;
-    state.selected = claims[state.claim].statement;
-    state.thread = null;
+    showClaim(Math.max(0, Math.min(claims.length - 1, k)));
     render();
+  },
+  nextUnsure() {
+    const item = nextQueued(state.snap);
+    if (!item) return;
+    const where = `${item.case}, answer ${item.answer}`;
+    if (state.snap.answer && item.case === state.snap.case.id && item.answer === state.snap.answer.answer) {
+      showClaim(queuedIndex(state.snap, item));
+      render();
+      showStatus(`Next unsure claim (${where}).`);
+      return;
+    }
+    const q = new URLSearchParams({ case: item.case, answer: item.answer });
+    act(`Next unsure claim (${where}).`, () => api("GET", `/api/state?${q}`), (snap) => showClaim(queuedIndex(snap, item), snap));
   },
   setCitations(index, citations) {
     const st = state.snap.answer.statements[index];
@@ -167,6 +180,38 @@ const actions = {
     if (state.review) $("#review").scrollIntoView({ block: "nearest" });
   },
 };
+
+/** Make claim `k` of the answer the one under review, with its statement selected. */
+function showClaim(k, snap = state.snap) {
+  const claims = snap.answer ? snap.answer.claims : [];
+  state.claim = Math.max(0, k);
+  state.note = null;
+  state.thread = null;
+  if (claims[state.claim]) state.selected = claims[state.claim].statement;
+}
+
+function queuedIndex(snap, item) {
+  const claims = snap.answer ? snap.answer.claims : [];
+  return claims.findIndex((c) => c.statement === item.statement && c.index === item.claim);
+}
+
+/** The first queued claim after the one under review, in case, answer and claim order; from the top past the end. */
+function nextQueued(snap) {
+  const items = snap.queue.items;
+  if (!items.length) return null;
+  const caseOf = (id) => snap.cases.findIndex((c) => c.id === id);
+  const answerOf = (id) => snap.case.answers.findIndex((a) => a.id === id);
+  const claim = currentClaim(snap, state);
+  const here = [caseOf(snap.case.id), snap.answer ? answerOf(snap.answer.answer) : -1,
+    claim ? claim.statement : -1, claim ? claim.index : -1];
+  const keyOf = (q) => {
+    const c = caseOf(q.case);
+    // only the shown case's answer order is known here, and only it is needed: other cases compare by case
+    return [c, c === here[0] ? answerOf(q.answer) : 0, q.statement, q.claim];
+  };
+  const after = (a, b) => { for (let i = 0; i < a.length; i += 1) if (a[i] !== b[i]) return a[i] > b[i]; return false; };
+  return items.find((q) => after(keyOf(q), here)) || items[0];
+}
 
 function resetSelection() {
   state.selected = 0;
@@ -217,7 +262,10 @@ function renderHeader(snap) {
   if (snap.answer) ansSel.value = snap.answer.answer;
   ansSel.disabled = !snap.case.answers.length;
   setText($("#question"), `Question: ${snap.case.question}`);
-  $("#review-toggle").setAttribute("aria-pressed", String(state.review));
+  const toggle = $("#review-toggle");
+  toggle.setAttribute("aria-pressed", String(state.review));
+  toggle.replaceChildren("Review mode", snap.queue.count
+    ? h("span", { class: "badge unsure", id: "review-toggle-count" }, `${snap.queue.count} unsure`) : "");
   $("#reset").disabled = state.busy;
 
   const wt = snap.walkthrough && snap.case.id === `returns-desk-${snap.walkthrough.name}` ? snap.walkthrough : null;
@@ -350,6 +398,7 @@ function onKey(ev) {
     if (el) el.focus();
   } else if (k === "r") { ev.preventDefault(); actions.toggleReview(); }
   else if (k === "v") { ev.preventDefault(); setView(state.view === "3d" ? "2d" : "3d"); }
+  else if (state.review && k === "u") { ev.preventDefault(); actions.nextUnsure(); }
   else if (state.review && /^[1-4]$/.test(k)) {
     const claim = currentClaim(state.snap, state);
     if (claim) { ev.preventDefault(); actions.label(claim, state.snap.labels[Number(k) - 1]); }

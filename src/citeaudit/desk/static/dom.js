@@ -129,3 +129,27 @@ export function statementName(st) {
 export function isScored(st) {
   return st.kind === "claim";
 }
+
+/** A judgment's label as shown: an uncertain one says so, with the judge's best guess. */
+export function labelText(judgment) {
+  if (!judgment) return "unjudged";
+  return judgment.uncertain ? `uncertain (best guess: ${judgment.label})` : judgment.label;
+}
+
+/** The class a judgment's badge is drawn with: its label, or "uncertain". */
+export function labelClass(judgment) {
+  if (!judgment) return "unjudged";
+  return judgment.uncertain ? "uncertain" : judgment.label;
+}
+
+/** Whether a claim of the shown answer waits in the review queue (uncertain, and no person labelled it). */
+export function isQueued(snap, claim) {
+  return Boolean(snap.answer) && snap.queue.items.some((q) => q.case === snap.case.id && q.answer === snap.answer.answer
+    && q.statement === claim.statement && q.claim === claim.index);
+}
+
+/** "4 claims await review (the judge is unsure)", or that none do. */
+export function queueText(count) {
+  if (!count) return "No claims await review: the judge is sure of every claim, or a person has labelled it.";
+  return `${count} ${count === 1 ? "claim awaits" : "claims await"} review (the judge is unsure)`;
+}

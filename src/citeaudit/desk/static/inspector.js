@@ -1,6 +1,6 @@
 // The inspector: one statement, its citations, each cited passage's exact text (evidence span highlighted),
 // the judgment, the per-citation checks, the repair controls and the seed's JSON objects.
-import { $, h, STATUS_TEXT, isScored, jsonText, markBidi, statementName, threadStatus, unmarkBidi } from "./dom.js";
+import { $, h, STATUS_TEXT, isScored, jsonText, labelClass, labelText, markBidi, statementName, threadStatus, unmarkBidi } from "./dom.js";
 import { rankedPassages } from "./map2d.js";
 
 export function renderInspector(snap, state, on) {
@@ -56,7 +56,7 @@ function judgmentRows(st, claims) {
       h("dt", {}, claims.length > 1 ? `Claim ${k + 1}` : "Judgment"),
       h("dd", { class: "judgment", id: claims.length > 1 ? `inspector-judgment-${k}` : "inspector-judgment" },
         c.text ? h("span", { class: "claim-text" }, `${c.text} `) : null,
-        h("span", { class: `badge ${j.label}` }, j.label), " ",
+        h("span", { class: `badge ${labelClass(j)}` }, labelText(j)), " ",
         h("span", { class: "muted" }, `by ${j.judge}`),
         j.explanation ? h("span", { class: "explanation" }, [h("br"), j.explanation]) : null,
         j.scores ? h("span", { class: "muted" }, [h("br"),

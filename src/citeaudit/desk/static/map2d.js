@@ -1,6 +1,6 @@
 // The 2D evidence map: statements in a column in front (left), retrieved passages by rank (right), and an
 // SVG thread for every citation pointer, coloured by that citation's check.
-import { $, h, s, STATUS_TEXT, isScored, markBidi, statementName, threadStatus } from "./dom.js";
+import { $, h, s, STATUS_TEXT, isQueued, isScored, labelClass, labelText, markBidi, statementName, threadStatus } from "./dom.js";
 
 /** Passages in rank order; unranked ones after, in their given order. */
 export function rankedPassages(snap) {
@@ -21,7 +21,7 @@ export function sceneOf(snap, state) {
   return {
     statements: statements.map((st) => ({
       index: st.index, name: markBidi(statementName(st)), text: markBidi(st.text), kind: st.kind,
-      label: st.judgment ? st.judgment.label : null, scored: isScored(st),
+      label: st.judgment ? labelText(st.judgment) : null, scored: isScored(st),
     })),
     passages: rankedPassages(snap).map((p) => ({
       id: p.id, label: markBidi(p.id), title: p.title && markBidi(p.title), text: markBidi(p.text), rank: p.rank,
@@ -37,9 +37,11 @@ export function renderMap2d(snap, state, on) {
   const statements = answer ? answer.statements : [];
   const cited = new Set(statements[state.selected] ? statements[state.selected].citations : []);
   const citedAny = new Set(statements.flatMap((st) => st.citations));
+  const unsure = new Set(answer ? answer.claims.filter((c) => isQueued(snap, c)).map((c) => c.statement) : []);
 
   $("#statements").replaceChildren(
-    ...(statements.length ? statements.map((st) => statementEl(st, state, on)) : [h("p", { class: "muted" }, "This answer has no statements.")]),
+    ...(statements.length ? statements.map((st) => statementEl(st, unsure.has(st.index), state, on))
+      : [h("p", { class: "muted" }, "This answer has no statements.")]),
   );
   $("#passages").replaceChildren(
     ...rankedPassages(snap).map((p) =>
@@ -57,10 +59,11 @@ export function renderMap2d(snap, state, on) {
   requestAnimationFrame(() => drawThreads(snap, state, on));
 }
 
-function statementEl(st, state, on) {
+/** One statement of the map; `unsure`: one of its claims waits in the review queue. */
+function statementEl(st, unsure, state, on) {
   const selected = st.index === state.selected;
   const scored = isScored(st);
-  const label = st.judgment ? st.judgment.label : null;
+  const label = st.judgment ? labelClass(st.judgment) : null;
   const classes = ["statement", `kind-${st.kind}`];
   if (!scored) classes.push("unscored");
   if (label) classes.push(`label-${label}`);
@@ -80,7 +83,8 @@ function statementEl(st, state, on) {
   },
   h("span", { class: "st-head" },
     h("span", { class: "st-id" }, statementName(st)),
-    label ? h("span", { class: `badge ${label}` }, label) : null,
+    label ? h("span", { class: `badge ${label}` }, labelText(st.judgment)) : null,
+    unsure ? h("span", { class: "badge unsure", title: "a claim of this statement waits for a human label" }, "unsure") : null,
     !scored ? h("span", { class: "badge" }, st.kind) : null),
   h("span", { class: "st-text" }, st.text),
   h("span", { class: "st-cites" }, cites));

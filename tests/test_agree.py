@@ -1,0 +1,282 @@
+"""`citeaudit agree`: a run's judge against a team's own labels, on a small run whose figures are
+computed by hand here; the desk's review export as the labels; unmatched labels, bad input, the CLI."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from citeaudit.agree import Labels, RunClaim, agree, claims_of_log, compare, figures, load_labels
+from citeaudit.cli import main
+from citeaudit.cli_agree import agree_cmd
+from citeaudit.errors import InputError
+from citeaudit.labelled import parse_rows
+from citeaudit.metrics.scoring import ClaimResult
+from citeaudit.records import LABELS, Judgment
+from citeaudit.runlog import read_runlog
+
+from helpers import make_case
+
+# Until the main group lists it, the tests attach the command themselves (add_command is idempotent).
+main.add_command(agree_cmd)
+
+# claim text, cited passage, the run's curated label (None: unjudged), the human label (None: none given)
+CLAIMS = [
+    ("Alpha holds.", "S1", "full", "full"),
+    ("Beta holds.", "S2", "full", "full"),
+    ("Gamma holds.", "S3", "full", "partial"),
+    ("Delta holds.", "S4", "none", "none"),
+    ("Epsilon holds.", "S5", "partial", "none"),
+    ("Zeta holds.", "S6", "contradicts", "contradicts"),
+    ("Eta holds.", "S7", None, "none"),  # unjudged: listed apart, not counted
+    ("Theta holds.", "S8", "full", None),  # no human label
+]
+SOURCES = tuple(f"S{i}" for i in range(1, 9))
+
+
+def _case() -> dict:
+    statements = [{"text": text, "citations": [p]} for text, p, _, _ in CLAIMS]
+    labels = [{"claim": text, "passages": [p], "label": auto} for text, p, auto, _ in CLAIMS if auto]
+    # a second answer repeats Alpha word for word on the same passage: one pair, counted once
+    again = {"id": "b", "statements": [{"text": "Alpha holds.", "citations": ["S1"]}]}
+    return make_case(statements, sources=SOURCES, answers_extra=[again], labels=labels)
+
+
+def _row(id_, text, passage, label, passage_text=None):
+    return {"id": id_, "claim": text, "passages": [{"id": passage, "text": passage_text or f"passage {passage}"}],
+            "label": label}
+
+
+def _rows() -> list[dict]:
+    rows = [_row(f"l{i}", text, p, human) for i, (text, p, _, human) in enumerate(CLAIMS, 1) if human]
+    rows.append(_row("other-text", "Alpha holds.", "S1", "full", passage_text="a passage the run never cited"))
+    rows.append(_row("other-claim", "Iota holds.", "S1", "full"))
+    return rows
+
+
+def _write_jsonl(path, rows) -> str:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return str(path)
+
+
+@pytest.fixture
+def run(tmp_path, runner) -> str:
+    cases = tmp_path / "cases.json"
+    cases.write_text(json.dumps(_case()), encoding="utf-8")
+    out = tmp_path / "run.json"
+    result = runner.invoke(main, ["score", str(cases), "--missing-labels", "skip", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    return str(out)
+
+
+@pytest.fixture
+def labels(tmp_path) -> str:
+    return _write_jsonl(tmp_path / "human.jsonl", _rows())
+
+
+# --- the figures, by hand -----------------------------------------------------------------------------
+
+# Counted pairs (human, judge): Alpha (full, full), Beta (full, full), Gamma (partial, full),
+# Delta (none, none), Epsilon (none, partial), Zeta (contradicts, contradicts): 4 of 6 agree.
+# Human marginals: full 2, partial 1, none 2, contradicts 1; judge: full 3, partial 1, none 1,
+# contradicts 1. Chance agreement pe = (2*3 + 1*1 + 2*1 + 1*1) / 36 = 10/36, so
+# kappa = (24/36 - 10/36) / (1 - 10/36) = 14/26 = 7/13.
+# Full vs rest, human as gold: both human-full pairs found (1.0); 3 of the 4 others not called full
+# (0.75): balanced accuracy 0.875.
+KAPPA = 7 / 13
+
+
+def test_figures_on_a_constructed_run(run, labels):
+    result = agree(read_runlog(run), load_labels(labels), resamples=200, seed=1)
+    assert (result["n"], result["agree"]) == (6, 4)
+    assert result["agreement"] == pytest.approx(4 / 6)
+    assert result["kappa"] == pytest.approx(KAPPA)
+    assert result["balanced_accuracy"] == pytest.approx(0.875)
+    assert result["undefined"] is None
+    expected = {g: {p: 0 for p in LABELS} for g in LABELS}
+    for g, p in [("full", "full"), ("full", "full"), ("partial", "full"), ("none", "none"), ("none", "partial"),
+                 ("contradicts", "contradicts")]:
+        expected[g][p] += 1
+    assert result["confusion"] == expected
+    for name in ("agreement", "kappa", "balanced_accuracy"):
+        lo, hi = result[f"{name}_ci"]
+        assert lo <= result[name] <= hi
+
+
+def test_disagreements_and_what_is_left_out(run, labels):
+    result = agree(read_runlog(run), load_labels(labels), resamples=50)
+    assert [(d["text"], d["citations"], d["human"], d["judge"], d["labels"]) for d in result["disagreements"]] == [
+        ("Gamma holds.", ["S3"], "partial", "full", ["l3"]),
+        ("Epsilon holds.", ["S5"], "none", "partial", ["l5"])]
+    assert result["disagreements"][0]["claims"] == ["t/a claim 3.1"]
+    assert [(p["text"], p["human"], p["judge"], p["not_counted"]) for p in result["not_counted"]] == [
+        ("Eta holds.", "none", "unjudged", "unjudged")]
+    # the label with another passage text and the label of a claim the run does not make match nothing
+    assert result["unmatched_labels"] == ["other-text", "other-claim"]
+    assert result["unlabelled_claims"] == 1  # Theta
+
+
+def test_a_claim_repeated_in_two_answers_is_one_pair(run, labels):
+    found = compare(claims_of_log(read_runlog(run)), load_labels(labels).rows, resamples=0)
+    alpha = next(p for p in found.pairs if p.text == "Alpha holds.")
+    assert alpha.claims == ["t/a claim 1.1", "t/b claim 1.1"]
+    assert found.figures["n"] == 6
+
+
+def test_reviewers_who_differ_are_listed_apart(run, tmp_path):
+    path = _write_jsonl(tmp_path / "two.jsonl", [*_rows(), _row("zeta-again", "Zeta holds.", "S6", "none")])
+    result = agree(read_runlog(run), load_labels(path), resamples=50)
+    assert result["n"] == 5
+    zeta = next(p for p in result["not_counted"] if p["text"] == "Zeta holds.")
+    assert (zeta["human"], zeta["not_counted"], zeta["labels"]) == ("contradicts / none", "reviewers differ",
+                                                                     ["l6", "zeta-again"])
+
+
+def test_an_uncertain_judgment_is_listed_apart():
+    def claim(text, judgment):
+        shown = ClaimResult(statement=0, index=0, id=None, text=text, citations=["S1"], facts=[], judgment=judgment)
+        return RunClaim("c", "a", 0, 0, text, ("S1",), ("passage S1",), judgment, shown.label, shown.explanation)
+
+    sure = Judgment(label="full", judge="j")
+    unsure = Judgment(label="full", judge="j", uncertain=True, explanation="p(support) 0.52")
+    rows = parse_rows([json.dumps(_row(x, f"{x}.", "S1", "none")) for x in "ABC"])
+    found = compare([claim("A.", sure), claim("B.", unsure), claim("C.", sure)], rows, resamples=0)
+    assert [(p.text, p.judge, p.not_counted) for p in found.not_counted] == [("B.", "uncertain", "uncertain")]
+    assert found.not_counted[0].explanation == "the judge's best guess is full; p(support) 0.52"
+    assert (found.figures["n"], found.figures["agree"]) == (2, 0)
+    assert [p.text for p in found.disagreements] == ["A.", "C."]
+
+
+@pytest.mark.parametrize("count", [0, 1])
+def test_fewer_than_two_pairs_leave_the_figures_undefined(run, tmp_path, count):
+    path = _write_jsonl(tmp_path / "few.jsonl", _rows()[:count] + [_row("nothing", "Iota holds.", "S1", "full")])
+    result = agree(read_runlog(run), load_labels(path), resamples=50)
+    assert result["n"] == count
+    assert all(result[k] is None for k in ("agreement", "agreement_ci", "kappa", "kappa_ci", "balanced_accuracy"))
+    assert result["undefined"] == f"needs at least 2 claims with a human and a judge label; {count} so far"
+
+
+def test_figures_threshold_and_no_resamples():
+    out = figures(["full", "none", "none"], ["full", "none", "full"], resamples=0, min_pairs=3)
+    assert (out["n"], out["agree"], out["agreement_ci"], out["kappa_ci"]) == (3, 2, None, None)
+    # po = 2/3; human full 1/3 none 2/3, judge full 2/3 none 1/3: pe = 2/9 + 2/9 = 4/9; kappa = (2/9)/(5/9)
+    assert out["kappa"] == pytest.approx(0.4)
+    assert figures(["full", "none"], ["full", "none"], min_pairs=3)["kappa"] is None
+
+
+# --- the desk's export as the labels --------------------------------------------------------------------
+
+
+def _desk_export(tmp_path, reviewers=(("maya", "none", "partial"),)) -> str:
+    pytest.importorskip("fastapi")
+    from citeaudit.cli import desk_session
+    from citeaudit.runlog import write_runlog
+
+    session = desk_session(())
+    for reviewer, first, second in reviewers:
+        session.set_human_label("returns-desk", "original", 0, 0, first, "S2 has no window", reviewer)
+        session.set_human_label("returns-desk", "original", 1, 0, second, "", reviewer)
+    path = tmp_path / "desk-run.json"
+    write_runlog(path, session.export())
+    return str(path)
+
+
+def test_the_desk_export_is_read_as_labels(tmp_path):
+    path = _desk_export(tmp_path)
+    labels = load_labels(path)
+    assert labels.format == "desk export"
+    assert [(r.claim, [p.id for p in r.passages], r.label, r.source) for r in labels.rows] == [
+        ("Standard items may be returned within 30 days of delivery.", ["S2"], "none", "human:maya"),
+        ("A receipt is required to return a standard item.", ["S2"], "partial", "human:maya")]
+    # the export is a run log too: its own claims against its own human labels
+    result = agree(read_runlog(path), labels, resamples=50)
+    # (none, none) agrees, (partial, full) does not; po = 1/2, pe = 1/4 (only `none` on both sides),
+    # kappa = (1/2 - 1/4) / (3/4) = 1/3
+    assert (result["n"], result["agree"]) == (2, 1)
+    assert result["kappa"] == pytest.approx(1 / 3)
+    receipt = result["disagreements"][0]
+    assert (receipt["human"], receipt["judge"]) == ("partial", "full")
+    # the receipt claim is made, on the same passage, in three answers
+    assert receipt["claims"] == ["returns-desk/original claim 2.1", "returns-desk/repaired claim 2.1",
+                                 "returns-desk/padded claim 2.1"]
+    assert result["unmatched_labels"] == []
+
+
+def test_desk_reviewers_who_differ(tmp_path):
+    path = _desk_export(tmp_path, (("maya", "none", "partial"), ("ana", "none", "full")))
+    result = agree(read_runlog(path), load_labels(path), resamples=50)
+    assert (result["n"], result["agree"]) == (1, 1)  # both say none; the receipt pair is in dispute
+    assert [(p["human"], p["not_counted"]) for p in result["not_counted"]] == [("full / partial", "reviewers differ")]
+    assert result["kappa"] is None
+
+
+def test_a_run_log_without_human_labels_is_bad_labels(run):
+    with pytest.raises(InputError) as err:
+        load_labels(run)
+    assert str(err.value) == f"{run}: judgments: no human labels (judgments whose judge starts with 'human:')"
+
+
+# --- bad input and the command line ---------------------------------------------------------------------
+
+
+def test_bad_label_rows_are_located(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps(_row("a", "Alpha holds.", "S1", "full")) + "\n"
+                    + json.dumps(_row("b", "Beta holds.", "S2", "maybe")) + "\n{oops\n", encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        load_labels(path)
+    assert [str(p) for p in err.value.problems] == [
+        f"{path}:2: label: must be one of full, partial, none, contradicts, got 'maybe'",
+        f"{path}:3: not valid JSON: Expecting property name enclosed in double quotes (column 2)"]
+
+
+def test_cli_text(run, labels, runner):
+    result = runner.invoke(main, ["agree", run, "--labels", labels, "--resamples", "50"])
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "pairs with both labels (n)    6\n" in out
+    assert f"kappa (4 labels)              {KAPPA:.3f} [" in out
+    assert "agreement (same label)        0.667 [" in out
+    assert "BAcc (full vs rest)           0.875 [" in out
+    assert "partial                1           0           0           0\n" in out
+    assert "disagreements (2):\n  [t/a claim 3.1] Gamma holds.\n    cites S3: human partial, judge full" in out
+    assert "not counted, unjudged (1):\n  [t/a claim 7.1] Eta holds.\n    cites S7: human none, judge unjudged" in out
+    assert "human labels that matched no claim: 2 (other-text, other-claim)\n" in out
+    assert "claims of the run with no human label: 1\n" in out
+    assert "intervals: bootstrap 95 % (percentile, 50 resamples, seed 0)" in out
+
+
+def test_cli_json_and_the_same_seed_gives_the_same_intervals(run, labels, runner):
+    args = ["agree", run, "--labels", labels, "--format", "json", "--resamples", "50", "--seed", "3"]
+    first = json.loads(runner.invoke(main, args).output)
+    assert first == json.loads(runner.invoke(main, args).output)
+    assert (first["n"], first["labels"]["format"], first["labels"]["rows"]) == (6, "labelled pairs", 9)
+    assert first["kappa"] == pytest.approx(KAPPA)
+
+
+def test_cli_undefined_figures_say_n_a(run, tmp_path, runner):
+    path = _write_jsonl(tmp_path / "one.jsonl", _rows()[:1])
+    result = runner.invoke(main, ["agree", run, "--labels", path])
+    assert result.exit_code == 0, result.output
+    assert "kappa (4 labels)              n/a\n" in result.output
+    assert "figures n/a: needs at least 2 claims with a human and a judge label; 1 so far" in result.output
+
+
+def test_cli_bad_input_exits_2(run, tmp_path, runner):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(_row("a", "Alpha holds.", "S1", "maybe")) + "\n", encoding="utf-8")
+    result = runner.invoke(main, ["agree", run, "--labels", str(bad)])
+    assert result.exit_code == 2
+    assert f"{bad}:1: label: must be one of" in result.output
+    not_a_log = tmp_path / "labels-as-run.json"
+    not_a_log.write_text("[]", encoding="utf-8")
+    result = runner.invoke(main, ["agree", str(not_a_log), "--labels", str(bad)])
+    assert result.exit_code == 2 and "not a citeaudit run log" in result.output
+    assert runner.invoke(main, ["agree", run]).exit_code == 2  # --labels is required
+
+
+def test_labels_object_is_what_agree_reads(run):
+    rows = parse_rows([json.dumps(r) for r in _rows()], "inline")
+    result = agree(read_runlog(run), Labels("inline", "labelled pairs", rows), resamples=20)
+    assert result["labels"] == {"file": "inline", "format": "labelled pairs", "rows": 9}
