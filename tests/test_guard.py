@@ -73,6 +73,8 @@ FIXED_MISFIRES = [
     # counted nouns written as words, when the claim or the evidence lists the items counted (number)
     ("The system consists of three components: the sensor, the controller, and the actuator.",
      "The system has a sensor, a controller and an actuator."),
+    ("The model has three parts: antecedent, the events before a behaviour; behaviour, the response; and "
+     "consequence, what follows.", "Antecedents come before a behaviour, and consequences follow it."),
     ("Granite is composed of four main minerals: quartz, feldspar, mica, and amphiboles.",
      "Granite is a coarse-grained rock of quartz, feldspar, mica and amphibole."),
     ("The framework has three layers.", "The framework's layers are: data, logic and presentation."),
@@ -126,10 +128,14 @@ def test_former_misfires_pass(claim, evidence):
 
 
 def test_a_listed_count_is_checked_by_its_items_only_when_listed():
-    """Without the list, the same count needs its number: the list is what stands in for it."""
+    """The evidence's list stands in for the count when it has as many items and is about what is counted."""
     claim = "The system consists of three components."
-    assert check(claim, "The system has a sensor, a controller and an actuator.") is None
-    assert check(claim, "The system has a sensor and a controller.").kind == "count"
+    assert check(claim, "The system's components are a sensor, a controller and an actuator.") is None
+    assert check(claim, "The system's components are a sensor and a controller.").kind == "count"
+    # a list that is not about components
+    assert check(claim, "The lab bought a sensor, a controller and an actuator.").kind == "count"
+    # the claim's own list must have as many items as it counts
+    assert check("The system has three components: A and B.", "The system has components A and B.").kind == "count"
 
 
 @pytest.mark.parametrize("claim,evidence,rule", [

@@ -250,9 +250,11 @@ def _emit(results, signature, fmt: str, diagnosis=None) -> None:
     from .report.render import diagnosis_markdown, print_text, to_markdown
 
     if fmt == "json":
+        if diagnosis is None:  # pydantic's own serialiser: several times faster than json.dumps of a dump
+            click.echo(results.model_dump_json(indent=2))
+            return
         data = results.model_dump(mode="json")
-        if diagnosis is not None:
-            data["diagnosis"] = {k: [f.model_dump(mode="json") for f in v] for k, v in diagnosis.items()}
+        data["diagnosis"] = {k: [f.model_dump(mode="json") for f in v] for k, v in diagnosis.items()}
         click.echo(json.dumps(data, ensure_ascii=False, indent=2))
     elif fmt == "markdown":
         text = to_markdown(results, signature)

@@ -8,15 +8,19 @@ on its own (benchmarks/guard_rules.py):
 
 * `number`: every number of the claim must occur in the evidence with the same value (after
   normalisation: "thirty" = 30, "1.5 million" = 1,500,000, "百分之十五" = 15%, "80 °C" = "80°C",
-  "1,200" = 1200, "19th" = "nineteenth");
+  "1,200" = 1200, "19th" = "nineteenth"; a number glued to a word, "legs2", counts in the evidence);
 * `year`: the same for a year ("2021" is not "2020"; "1904-05" holds 1905);
 * `version`: "v2.3.1", "Python 3.11": the version as written;
-* `count`: a number written as a word that counts things ("three components"). The claim or the
-  evidence listing that many items is a counterpart too: the count is then checked by the items;
-* `name`: a number that is part of a name ("Article 5", "Windows 10", "World War 2") is no quantity.
+* `count`: a number written as a word that counts things ("three components"). A list stands in for
+  it: the claim's own ("three components: A…, B… and C…"; the model then reads the items), or a list of
+  that many items in an evidence sentence about what is counted ("the components are A, B and C");
+* `name`: a number that is part of a name ("Article 5", "Windows 10", "World War 2", "type 2") is no
+  quantity.
   It is a mismatch only when the evidence names the same thing with another number ("Windows 11",
   "World War I"); a name the evidence does not mention is left to the model;
-* `unit`: when the claim has a percent sign or a unit, the evidence's number must have it too;
+* `unit`: a claim number with a unit ("300 m") must not have only other units in the evidence ("300
+  feet"); a number the evidence gives without a unit leaves the unit unsaid ("aged 10-24"), except
+  for a percentage, which needs its percent sign ("16%" is not "16 of them");
 * `attachment` (percentages and money only): the quantity a number is attached to in the claim (the
   content words next to it) must appear near some occurrence of it in the evidence. "15% … energy"
   vs "downtime fell by 15%" is a mismatch;
@@ -141,6 +145,10 @@ _ROMAN = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100}
 
 # Contrast, not negation: "not only X but Y", "doesn't just affect": the claim still asserts X.
 _CONTRASTIVE = re.compile(r"\s+(?:only|just|merely|simply|solely)\b|\s+to\s+mention\b|\s+matter\b", re.I)
+
+# The version of the rules: what a judge's signature says the guard was (1: before the rules were split
+# and the name, count, citation-marker, contrast, ordinal and unit misfires fixed).
+VERSION = 2
 
 # The rules `check` runs (the number rules for each number of the claim in turn, then month and negation);
 # TRIED_RULES were measured, found wanting (docs/model-judge.md) and run only when asked for.
@@ -438,20 +446,20 @@ def _without_counterpart(claim: str, evidence: str, q: Quantity, rules: set[str]
     if name is not None and q.precision >= 1:
         return _name_mismatch(evidence, name, q) if "name" in rules else None
     if name is not None:  # "Python 3.11": a version written after its name
-        kind, what = "version", "version"
+        kind = "version"
     elif _is_year(q):
-        kind, what = "year", "year"
+        kind = "year"
     elif q.words and q.unit is None and 2 <= q.value <= 20 and q.value == int(q.value):
-        kind, what = "count", "count"
-        if _lists(claim, evidence, int(q.value)):
+        kind = "count"
+        if _introduces_list(claim, q) or int(q.value) in _list_sizes(evidence, _counted_words(claim, q)):
             return None
     else:
-        kind, what = "number", "number"
+        kind = "number"
         if _ORDINAL_SUFFIX.match(claim, q.end) and q.value in _ordinal_words(evidence):
             return None
     if kind not in rules:
         return None
-    return GuardFinding(kind, f"the claim's {what} '{q.text}' has no counterpart in the evidence")
+    return GuardFinding(kind, f"the claim's {kind} '{q.text}' has no counterpart in the evidence")
 
 
 def _attachment(claim: str, evidence: str, q: Quantity, same: list[Quantity]) -> GuardFinding | None:
@@ -513,29 +521,50 @@ def _name_number(text: str) -> float:
 
 # --- counts -----------------------------------------------------------------------------------------
 
-_LIST_INTRO = re.compile(r":|\b(?:such as|including|namely|as follows)\b", re.I)
+# what introduces a whole list ("such as" and "including" introduce examples, which count nothing)
+_LIST_INTRO = re.compile(r":|\s[—–]\s|\b(?:namely|as follows)\b", re.I)
+# a count whose noun is followed by its list: "three components: …", "two brothers, namely …"
+_COUNTED_LIST = re.compile(r"(?:\s+[^\s,.;:!?]+){1,4}?\s*(?::|\s[—–-]\s|,?\s+namely\b)", re.I)
 _LIST_SPLIT = re.compile(r"\s*[,;]\s*(?:(?:and|or)\s+)?|\s+(?:and|or)\s+")
 _BULLET = re.compile(r"(?m)^\s*(?:[-*•·▪]|\d{1,2}[.)])\s+\S")
 
 
-def _lists(claim: str, evidence: str, n: int) -> bool:
-    """Whether the claim or the evidence lists `n` items (the count is then checked by the items)."""
-    return n in _list_sizes(claim) or n in _list_sizes(evidence)
+def _introduces_list(claim: str, q: Quantity) -> bool:
+    """Whether the claim lists as many items as it counts ("three components: A…, B… and C…"): the items
+    are what the evidence must support then, and the model reads them. Items may be long here: the
+    list's start is marked, so only commas, semicolons and a last 'and' / 'or' divide them."""
+    m = _COUNTED_LIST.match(claim, q.end)
+    if m is None:
+        return False
+    body = re.split(r"[.!?](?:\s|$)", claim[m.end():], maxsplit=1)[0]
+    parts = [p.strip() for p in re.split(r"[,;]", body) if p.strip()]
+    if parts and not re.match(r"(?:and|or)\b", parts[-1]) and re.search(r"\s(?:and|or)\s", parts[-1]):
+        parts.append("")  # "B and C": two items
+    return len(parts) >= int(q.value)
 
 
-def _list_sizes(text: str) -> set[int]:
-    """How many items the lists of `text` have: after a colon, 'such as', 'including' or 'namely' (two or
-    more items), 'A, B and C' (three or more), and lines that start with a bullet or a number."""
+def _counted_words(claim: str, q: Quantity) -> set[str]:
+    """The stems of the words a count counts ("three main components" -> main, compo)."""
+    words = itertools.islice(_WORD.finditer(claim, q.end), 3)
+    return {_stem(m.group(0)) for m in words if m.group(0).lower() not in _STOP}
+
+
+def _list_sizes(text: str, about: set[str]) -> set[int]:
+    """How many items the lists of `text` about `about` (stems, one of which their sentence must hold) have:
+    after a colon, a dash, 'namely' or 'as follows' (two or more items), 'A, B and C' (three or more), and
+    lines that start with a bullet or a number (when the text holds one of the stems)."""
     sizes = set()
     for a, b in rule_sentence_spans(text):
         sentence = text[a:b].rstrip(".!?;")
+        if not about & {_stem(w) for w in _WORD.findall(sentence)}:
+            continue
         intro = _LIST_INTRO.search(sentence)
         if intro and _list_length(sentence[intro.end():]) >= 2:
             sizes.add(_list_length(sentence[intro.end():]))
         if re.search(r",[^,;]*\b(?:and|or)\s+[^,;]+$", sentence) and _list_length(sentence) >= 3:
             sizes.add(_list_length(sentence))
     bullets = _BULLET.findall(text)
-    if len(bullets) >= 2:
+    if len(bullets) >= 2 and about & {_stem(w) for w in _WORD.findall(text)}:
         sizes.add(len(bullets))
     return sizes
 
@@ -555,8 +584,8 @@ def _list_length(body: str) -> int:
 def _ordinal_words(text: str) -> set[float]:
     """The values of the ordinals written as words in `text` ("nineteenth" -> 19, "twenty-first" -> 21)."""
     values: set[float] = set()
-    for m in re.finditer(r"\b(?:(%s)[\s-]+)?(%s)\b" % ("|".join(_TENS_EN), "|".join(list(_ORDINALS) + list(_ORDINAL_TENS))),
-                         text, re.I):
+    ordinals = "|".join(list(_ORDINALS) + list(_ORDINAL_TENS))
+    for m in re.finditer(r"\b(?:(%s)[\s-]+)?(%s)\b" % ("|".join(_TENS_EN), ordinals), text, re.I):
         tens = _TENS_EN.get((m.group(1) or "").lower(), 0)
         word = m.group(2).lower()
         values.add(float(tens + _ORDINALS.get(word, 0) + _ORDINAL_TENS.get(word, 0)))
@@ -655,7 +684,9 @@ def _scope(claim: str, evidence: str) -> GuardFinding | None:
         first, second = words[i].group(0), words[i + 1].group(0)
         if not (_content(first) and _content(second) and first.islower() and second.islower()):
             continue
-        if i and words[i - 1].group(0).lower() not in ("the", "a", "an") or claim[words[i].end():words[i + 1].start()] != " ":
+        if i and words[i - 1].group(0).lower() not in ("the", "a", "an"):
+            continue  # a subject the claim qualifies itself
+        if claim[words[i].end():words[i + 1].start()] != " ":
             continue
         pattern = re.compile(r"([A-Za-z][A-Za-z'’]*)\s+%s\s+%s" % (re.escape(first), re.escape(_stem(second))), re.I)
         qualifiers = [m.group(1) for m in pattern.finditer(evidence)]

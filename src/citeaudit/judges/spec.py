@@ -26,6 +26,7 @@ from typing import Any
 
 from ..errors import JudgeSetupError
 from ..records import LABELS
+from .guard import VERSION as GUARD_VERSION
 
 # --- kinds of values ------------------------------------------------------------------------------
 
@@ -296,7 +297,9 @@ def _on_off(value: bool) -> str:
 
 MODEL = JudgeOptions("model", (
     Option("path", text("a model directory"), None, "another exported model directory"),
-    Option("guard", switch(), True, "the qualifier guard", signed="guard", show=_on_off),
+    # the guard's rules change its judgments: its version is signed with it
+    Option("guard", switch(), True, "the qualifier guard", signed="guard",
+           show=lambda v: f"on@{GUARD_VERSION}" if v else "off"),
     Option("calibration", switch(), True, "the calibrated decision (off: the model's own argmax)",
            keyword="calibrated", signed="cal", show=_on_off),
     Option("zh", choice("embedding", "model"), "embedding", "who judges Chinese pairs",
