@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from functools import cached_property
 from os import PathLike
 from typing import Annotated, Any, Literal
 
@@ -239,8 +240,9 @@ class SourcePassage:
     end: int
     title: str | None = None
 
-    @property
+    @cached_property
     def sha256(self) -> str:
+        # remembered: a passage is hashed again for every label and judgment that names it
         return text_hash(self.text)
 
     def identity(self) -> dict[str, Any]:
