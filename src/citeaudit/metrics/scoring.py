@@ -437,7 +437,11 @@ class Report:
         return out
 
     def signature(self, name: str) -> str:
-        return self.run_signature.render(name)
+        # every answer's every figure carries its signature: render each measure's once
+        rendered = self.__dict__.setdefault("_rendered", {})
+        if name not in rendered:
+            rendered[name] = self.run_signature.render(name)
+        return rendered[name]
 
     def to_pandas(self):
         """One row per claim and citation (docs/exports.md) as a pandas DataFrame; needs citeaudit[formats]."""
