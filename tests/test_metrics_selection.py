@@ -96,3 +96,13 @@ def test_cli_metrics_missing_labels_and_the_signature(runner, tmp_path):
     assert rescored.exit_code == 0 and json.loads(rescored.output)["summary"]["labels"]["unjudged"] == 2
     bad = runner.invoke(main, ["score", str(path), "--metrics", "support,bogus"])
     assert bad.exit_code == 2 and "unknown measure 'bogus'" in bad.output
+
+
+def test_compare_refuses_runs_whose_unlabelled_pair_rule_differs(runner, tmp_path):
+    runner.invoke(main, ["examples", "--write", str(tmp_path / "cases")])
+    cases = str(tmp_path / "cases" / "p7_archive.json")
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    assert runner.invoke(main, ["score", cases, "--out", str(a)]).exit_code == 0
+    assert runner.invoke(main, ["score", cases, "--missing-labels", "skip", "--out", str(b)]).exit_code == 0
+    refused = runner.invoke(main, ["compare", str(a), str(b)])
+    assert refused.exit_code == 2 and "unlabelled pairs: A error · B skip" in refused.output

@@ -143,3 +143,12 @@ def test_a_parsed_run_keeps_its_parser_through_the_log(tmp_path):
 
     report, _ = rescore(read_runlog(path))
     assert report.run_signature == log.signature
+
+
+def test_compare_names_every_field_that_can_differ():
+    """Each field two runs can differ in has a name in compare's refusal (none raises)."""
+    from citeaudit.compare import _mismatch_message
+    from citeaudit.metrics.signature import FIGURE_FIELDS
+
+    message = _mismatch_message([(f, "x", "y") for f in FIGURE_FIELDS], "A", "B")
+    assert message.count(": A x · B y") == len(FIGURE_FIELDS)

@@ -109,7 +109,8 @@ def compare(log_a: RunLog, log_b: RunLog, system_a: str | None = None, system_b:
 
 
 _FIELD_NAMES = {"judge": "judge", "parser": "parser", "claims": "claim splitter",
-                "nocite": "precision without citations"}
+                "nocite": "precision without citations", "conventions": "conventions",
+                "invalid": "invalid citations", "missing": "unlabelled pairs"}
 
 
 def _differences(mismatches: list[tuple[str, str | None, str | None]], name_a: str, name_b: str) -> list[str]:
