@@ -29,7 +29,7 @@ ECO = {
     "claim_text": "Eco reduces annual energy by 15%.", "citation_index": 0, "citation": "D3",
     "passage_doc": "D3", "passage_version": "2026-09", "passage_start": 0, "passage_end": 219,
     "passage_sha256": "d9bf53da67b55186cd87fb513ffb8010c0c84018d5f04e57cfcd0344e8071db8",
-    "label": "none", "judge": "curated@1#53285bd471b9",
+    "label": "none", "best_guess": "none", "judge": "curated@1#53285bd471b9", "decided_by": None,
     "explanation": "D3's 15% is reduced downtime over 30 days, not annual energy; it gives no energy estimate.",
     "evidence_passage": None, "evidence_start": None, "evidence_end": None, "p_full": None,
     "support": 1 / 3, "support_numerator": 1, "support_denominator": 3,
@@ -351,3 +351,14 @@ def test_the_documented_columns_are_the_columns():
     section = doc.split("## Claim rows", 1)[1].split("\n## ", 1)[0]
     rows = [line.split("|")[1:3] for line in section.splitlines() if line.startswith("| `")]
     assert [(name.strip().strip("`"), kind.strip()) for name, kind in rows] == [(c.name, c.type) for c in COLUMNS]
+
+
+def test_an_uncertain_claim_is_exported_as_uncertain_with_its_best_guess():
+    from citeaudit.records import Judgment
+
+    _, log = spans_log()
+    claim = log.results.answers[0].claims[0]
+    claim.judgment = claim.judgment.model_copy(update={"uncertain": True, "decided_by": "model@x"})
+    row = next(claim_rows(log))
+    assert (row["label"], row["best_guess"], row["decided_by"]) == ("uncertain", claim.judgment.label, "model@x")
+    assert isinstance(claim.judgment, Judgment)

@@ -86,3 +86,20 @@ def test_in_chromium_the_report_renders_and_injects_nothing(chromium, test_outpu
     assert page.title() == "citeaudit report"
     assert "<script>document.title='owned'</script>" in page.inner_text("body")
     page.close()
+
+
+def test_uncertain_and_unjudged_claims_have_their_own_colour():
+    from citeaudit.records import Judgment
+
+    class HalfSure:
+        name, signature = "half", "half@test"
+
+        def judge(self, text, passages):
+            return Judgment(label="full", judge=self.signature, uncertain=True if "b" in text else None)
+
+    cases = load(make_case([{"text": "a", "citations": ["S1"]}, {"text": "b", "citations": ["S2"]}]))
+    judgments = Judgments(HalfSure())
+    html = render_html(build_runlog(score_cases(cases, judgments, Settings()), judgments))
+    assert re.search(r'fill="#757575"><title>uncertain 1</title>', html)
+    assert '<span class="label uncertain">uncertain</span>' in html
+    assert 'fill=""' not in html  # every label drawn has a colour

@@ -55,8 +55,10 @@ COLUMNS: tuple[Column, ...] = (
     Column("passage_end", "int", "end of the passage in the document's text (characters, exclusive)"),
     Column("passage_sha256", "str", "SHA-256 of the passage's text"),
     Column("label", "str", "full, partial, none or contradicts: the claim against all its cited passages "
-                           "together (the same on each of the claim's rows)"),
+                           "together (the same on each of the claim's rows); uncertain or unjudged when counted apart"),
+    Column("best_guess", "str", "the judge's label, also when it is uncertain of it"),
     Column("judge", "str", "signature of the judge (or rule) that gave the label"),
+    Column("decided_by", "str", "in a cascade, the judge whose verdict it is"),
     Column("explanation", "str", "the judge's explanation"),
     Column("evidence_passage", "str", "passage the judgment rests on, when the judge points at one"),
     Column("evidence_start", "int", "start of the evidence in that passage (characters)"),
@@ -123,12 +125,14 @@ def _citation_fields(position: int, cited: str | None, passage: dict[str, Any] |
 
 def _judgment_fields(judgment: Any) -> dict[str, Any]:
     if judgment is None:  # unjudged (--missing-labels skip, or --metrics without a judged measure)
-        return {"label": "unjudged", "judge": None, "explanation": None, "evidence_passage": None,
-                "evidence_start": None, "evidence_end": None, "p_full": None}
+        return {"label": "unjudged", "best_guess": None, "judge": None, "decided_by": None, "explanation": None,
+                "evidence_passage": None, "evidence_start": None, "evidence_end": None, "p_full": None}
     evidence = judgment.evidence
     return {
-        "label": judgment.label,
+        "label": "uncertain" if judgment.uncertain else judgment.label,
+        "best_guess": judgment.label,
         "judge": judgment.judge,
+        "decided_by": judgment.decided_by,
         "explanation": judgment.explanation,
         "evidence_passage": evidence.passage if evidence else None,
         "evidence_start": evidence.start if evidence else None,

@@ -10,7 +10,8 @@ from typing import Any
 
 from ..runlog import RunLog
 
-LABEL_COLOURS = {"full": "#2e7d32", "partial": "#f9a825", "none": "#c62828", "contradicts": "#6a1b9a"}
+LABEL_COLOURS = {"full": "#2e7d32", "partial": "#f9a825", "none": "#c62828", "contradicts": "#6a1b9a",
+                 "uncertain": "#757575", "unjudged": "#bdbdbd"}  # the last two: counted apart
 PLOT_MEASURES = ("citation_presence", "support", "citation_recall", "citation_precision", "coverage")
 
 
