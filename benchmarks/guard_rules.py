@@ -121,7 +121,8 @@ def rule_line(name: str, rows: list[Row], fired: list[int], base: list[bool] | N
     precision = f"{right / len(fired):.2f}" if fired else "-"
     line = f"| {name} | {len(fired)} | {right} | {precision} |"
     if base is not None:
-        on = [b and i not in set(fired) for i, b in enumerate(base)]
+        silenced = set(fired)
+        on = [b and i not in silenced for i, b in enumerate(base)]
         line += f" {bacc(rows, on) - bacc(rows, base):+.3f} |"
     return line
 
@@ -162,6 +163,18 @@ def changes(rows: list[Row], outputs: list[dict], before: Check, after: Check, o
     return lines
 
 
+def print_rule_table(rules, rows, outputs, base=None) -> None:
+    """One line per rule run alone: on the model's fulls when `base` (the guard-off labels) is given,
+    with the change in BAcc; else on every pair."""
+    with_bacc = base is not None
+    print("| rule | fired | right | precision |" + (" BAcc |" if with_bacc else "")
+          + "\n|---|---|---|---|" + ("---|" if with_bacc else ""))
+    for rule in rules:
+        fired = [i for i, _ in firings(rows, outputs, lambda c, e: guard.check(c, e, rules={rule}), with_bacc)]
+        name = rule + (" (tried, off)" if with_bacc and rule in guard.TRIED_RULES else "")
+        print(rule_line(name, rows, fired, base))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--split", choices=("dev", "test"), default="dev")
@@ -187,25 +200,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.split}: {len(rows)} rows, {sum(r.label == 'full' for r in rows)} gold full; the model (guard off) "
           f"calls {len(full_rows)} full, of which {sum(r.label != 'full' for r in full_rows)} are gold not full\n")
     print("Each rule alone on the model's fulls (right = gold not full; BAcc = change from guard off):\n")
-    print("| rule | fired | right | precision | BAcc |\n|---|---|---|---|---|")
-    for rule in rules:
-        fired = [i for i, _ in firings(rows, outputs, lambda c, e: guard.check(c, e, rules={rule}), True)]
-        print(rule_line(rule + (" (tried, off)" if rule in guard.TRIED_RULES else ""), rows, fired, base))
+    print_rule_table(rules, rows, outputs, base)
     print(f"\nEach rule alone on every pair of {args.split}, whatever the model said "
           f"({sum(r.label != 'full' for r in rows)} of {len(rows)} gold not full):\n")
-    print("| rule | fired | right | precision |\n|---|---|---|---|")
-    for rule in rules:
-        fired = [i for i, _ in firings(rows, outputs, lambda c, e: guard.check(c, e, rules={rule}), False)]
-        print(rule_line(rule, rows, fired, None))
+    print_rule_table(rules, rows, outputs)
 
     train = split_of("train", args.data)
     whole = [{"evidence": "\n".join(p.text for p in r.passages)} for r in train]
     print(f"\nEach rule alone on every pair of the train split, against all its cited passages, no model "
           f"({sum(r.label != 'full' for r in train)} of {len(train)} gold not full):\n")
-    print("| rule | fired | right | precision |\n|---|---|---|---|")
-    for rule in rules:
-        fired = [i for i, _ in firings(train, whole, lambda c, e: guard.check(c, e, rules={rule}), False)]
-        print(rule_line(rule, train, fired, None))
+    print_rule_table(rules, train, whole)
     print(f"\nWhere RULES and the guard of {args.baseline} disagree (by the kind of the finding), "
           "train pairs against all their passages:\n")
     print("\n".join(changes(train, whole, old_check, guard.check, False)))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from citeaudit import loading
+from citeaudit import jsonio
 from citeaudit.cli import main
 from citeaudit.errors import InputError
 from citeaudit.loading import MAX_DEPTH, load_cases, parse_cases, read_json_file
@@ -265,7 +265,7 @@ def test_a_sound_file_is_read_without_locating_any_field(tmp_path, monkeypatch):
     def no_line_map(text):
         raise AssertionError("a sound file needs no field's line")
 
-    monkeypatch.setattr(loading, "_line_map", no_line_map)
+    monkeypatch.setattr(jsonio, "line_map", no_line_map)
     file = tmp_path / "cases.json"
     text = _text([{**GOOD, "id": f"c{i}"} for i in range(3)])
     file.write_text(text, encoding="utf-8")

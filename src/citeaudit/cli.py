@@ -64,10 +64,8 @@ def main() -> None:
 def _load(paths: Sequence[str], reading=None, fmt: str | None = None, labels_path: str | None = None,
           reader_options: Sequence[str] = ()):
     from .loading import load_cases
-    from .resolve import Reading
 
-    if reading is None:  # other tools' outputs are measured, not refused, when they cite nothing real
-        reading = Reading(invalid_citations="count" if fmt and fmt != "citeaudit" else "error")
+    reading = reading or _reading("citeaudit", None, fmt)
     options = _reader_options(reader_options, fmt)
     for path in paths:
         if fmt != "ragas" and os.path.isdir(path):
@@ -113,6 +111,7 @@ def _parse_metrics(value: str | None) -> tuple[str, ...] | None:
 def _reading(conventions: str, invalid_citations: str | None, fmt: str | None):
     from .resolve import Reading
 
+    # other tools' outputs are measured, not refused, when they cite nothing real
     default = "count" if fmt and fmt != "citeaudit" else "error"
     return Reading(conventions=conventions, invalid_citations=invalid_citations or default)
 

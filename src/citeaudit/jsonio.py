@@ -15,7 +15,10 @@ import sys
 from collections import Counter
 from collections.abc import Iterator
 from json.decoder import scanstring
+from pathlib import Path as FsPath
 from typing import Any
+
+from .errors import InputError, Problem, format_path
 
 Path = tuple[str | int, ...]
 Spans = dict[Path, tuple[int, int]]
@@ -162,3 +165,117 @@ def refused(value: Any) -> Iterator[tuple[Path, str]]:
             stack.extend((v, path + (k,)) for k, v in value.items())
         elif isinstance(value, list):
             stack.extend((v, path + (i,)) for i, v in enumerate(value))
+
+
+# --- where things are in a file ------------------------------------------------------------------
+# Shared by citeaudit's own case files (loading.py) and other tools' files (readers/): the same
+# nesting limit, the same file errors, the same line of a field.
+
+# Levels of nesting one case record may use: its own fields take under ten, metadata has the rest. Well
+# below what the json module, pydantic's serializer and the line locator can follow.
+MAX_DEPTH = 100
+
+
+# --- where things are ------------------------------------------------------------------------------
+
+_STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
+_STRINGS = re.compile(_STRING)
+_NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
+_INNERMOST_PAIRS = re.compile(r"\[\]|\{\}")
+_BRACKETS_OUTSIDE_STRINGS = re.compile(_STRING + r"|[\[\]{}]")
+_LONG_DIGIT_RUNS = re.compile(f"({_STRING})|[0-9]{{100,}}")
+
+
+def deeper_than(limit: int, text: str, start: int, end: int) -> bool:
+    """Whether the valid JSON in text[start:end] nests more than `limit` levels (at C speed: no Python
+    step per bracket, and mostly none at all: a short record has too few brackets to be that deep)."""
+    if text.count("[", start, end) + text.count("{", start, end) <= limit:
+        return False
+    brackets = _NOT_BRACKETS.sub("", _STRINGS.sub("", text[start:end]))
+    for _ in range(limit):  # each pass removes the innermost level
+        brackets = _INNERMOST_PAIRS.sub("", brackets)
+        if not brackets:
+            return False
+    return True
+
+
+def first_too_deep(text: str) -> int:
+    """Where `text` first opens a level past MAX_DEPTH, valid JSON or not (0 if it never does)."""
+    depth = 0
+    for match in _BRACKETS_OUTSIDE_STRINGS.finditer(text):
+        token = match.group()
+        if token in ("[", "{"):
+            depth += 1
+            if depth > MAX_DEPTH:
+                return match.start()
+        elif token in ("]", "}"):
+            depth -= 1
+    return 0
+
+
+def line_map(text: str) -> dict[str, int]:
+    """JSON pointer -> 0-based line of the value, for valid JSON `text`."""
+    from json_source_map import calculate
+
+    try:
+        source_map = calculate(text)
+    except ValueError:  # the locator re-reads the text and cannot convert a huge integer: shorten those
+        source_map = calculate(_LONG_DIGIT_RUNS.sub(lambda m: m.group(1) or "0", text))
+    return {pointer: entry.value_start.line for pointer, entry in source_map.items()}
+
+
+class JsonPiece:
+    """The text of one JSON value inside its file, which it enters on line `line` (counted when first
+    needed): finds the line of a field in it, backing off to the field's parent."""
+
+    def __init__(self, text: str, start: int = 0, end: int | None = None, line: int | None = None):
+        self._text, self._start, self._end = text, start, len(text) if end is None else end
+        self._line = line
+        self._map: dict[str, int] | None = None
+
+    @property
+    def source(self) -> str:
+        return self._text[self._start : self._end]
+
+    def line(self, path: Path = ()) -> int:
+        if self._line is None:
+            self._line = self._text.count("\n", 0, self._start) + 1
+        if not path:
+            return self._line
+        if self._map is None:
+            self._map = line_map(self.source)
+        parts = [str(p).replace("~", "~0").replace("/", "~1") for p in path]
+        while parts:
+            pointer = "".join("/" + p for p in parts)
+            if pointer in self._map:
+                return self._map[pointer] + self._line
+            parts.pop()
+        return self._line
+
+    def json_problems(self, file: str, value: Any, shown: Path, noticed: bool) -> list[Problem]:
+        """What strict JSON refuses in this piece, decoded as `value`; `noticed`: a hook met something."""
+        if deeper_than(MAX_DEPTH, self._text, self._start, self._end):
+            return [self.too_deep(file, shown)]
+        if not noticed:
+            return []
+        return [Problem(file, self.line(path), format_path(shown + path), message)
+                for path, message in refused(value)]
+
+    def too_deep(self, file: str, shown: Path = ()) -> Problem:
+        source = self.source
+        line = self.line() + source.count("\n", 0, first_too_deep(source))
+        return Problem(file, line, format_path(shown), f"nested too deeply (more than {MAX_DEPTH} levels)")
+
+
+def read_text(path: str | FsPath) -> str:
+    name = str(path)
+    try:
+        return FsPath(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError([Problem(name, None, "", "file not found")]) from None
+    except (UnicodeDecodeError, IsADirectoryError, PermissionError) as err:
+        raise InputError([Problem(name, None, "", f"cannot read: {err}")]) from None
+
+
+def decode_error(file: str, err: json.JSONDecodeError, line_offset: int = 0) -> Problem:
+    return Problem(file, err.lineno + line_offset, "", f"malformed JSON: {err.msg} (column {err.colno})")

@@ -199,11 +199,17 @@ def label_cases(cases: Sequence[ResolvedCase], rows: Sequence[Row]) -> tuple[lis
     added beside their own, and the rows no case matched."""
     from .records import CuratedLabel
 
+    # rows by their first passage: a case is tried only against rows one of its passages can start
+    by_first: dict[tuple[str, str], list[int]] = {}
+    for i, row in enumerate(rows):
+        by_first.setdefault((row.passages[0].id, row.passages[0].text), []).append(i)
     matched: set[int] = set()
     out = []
     for rc in cases:
         added = []
-        for i, row in enumerate(rows):
+        candidates = sorted(i for p in rc.passages.values() for i in by_first.get((p.id, p.text), ()))
+        for i in candidates:
+            row = rows[i]
             if all(p.id in rc.passages and rc.passages[p.id].text == p.text for p in row.passages):
                 added.append(CuratedLabel(claim=row.claim, passages=[p.id for p in row.passages], label=row.label,
                                           explanation=f"human label, row {row.id}"))

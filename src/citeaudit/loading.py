@@ -21,117 +21,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from .errors import InputError, Problem, format_path, validation_problems
-from .jsonio import StrictJson, refused
+from .jsonio import MAX_DEPTH, JsonPiece, StrictJson, decode_error, deeper_than, read_text, refused
 from .records import Case
 from .resolve import Path, Reading, ResolvedCase, resolve
 
-# Levels of nesting one case record may use: its own fields take under ten, metadata has the rest. Well
-# below what the json module, pydantic's serializer and the line locator can follow.
-MAX_DEPTH = 100
-
-
-# --- where things are ------------------------------------------------------------------------------
-
-_STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
-_STRINGS = re.compile(_STRING)
-_NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
-_INNERMOST_PAIRS = re.compile(r"\[\]|\{\}")
-_BRACKETS_OUTSIDE_STRINGS = re.compile(_STRING + r"|[\[\]{}]")
-_LONG_DIGIT_RUNS = re.compile(f"({_STRING})|[0-9]{{100,}}")
-
-
-def _deeper_than(limit: int, text: str, start: int, end: int) -> bool:
-    """Whether the valid JSON in text[start:end] nests more than `limit` levels (at C speed: no Python
-    step per bracket, and mostly none at all: a short record has too few brackets to be that deep)."""
-    if text.count("[", start, end) + text.count("{", start, end) <= limit:
-        return False
-    brackets = _NOT_BRACKETS.sub("", _STRINGS.sub("", text[start:end]))
-    for _ in range(limit):  # each pass removes the innermost level
-        brackets = _INNERMOST_PAIRS.sub("", brackets)
-        if not brackets:
-            return False
-    return True
-
-
-def _first_too_deep(text: str) -> int:
-    """Where `text` first opens a level past MAX_DEPTH, valid JSON or not (0 if it never does)."""
-    depth = 0
-    for match in _BRACKETS_OUTSIDE_STRINGS.finditer(text):
-        token = match.group()
-        if token in ("[", "{"):
-            depth += 1
-            if depth > MAX_DEPTH:
-                return match.start()
-        elif token in ("]", "}"):
-            depth -= 1
-    return 0
-
-
-def _line_map(text: str) -> dict[str, int]:
-    """JSON pointer -> 0-based line of the value, for valid JSON `text`."""
-    from json_source_map import calculate
-
-    try:
-        source_map = calculate(text)
-    except ValueError:  # the locator re-reads the text and cannot convert a huge integer: shorten those
-        source_map = calculate(_LONG_DIGIT_RUNS.sub(lambda m: m.group(1) or "0", text))
-    return {pointer: entry.value_start.line for pointer, entry in source_map.items()}
-
-
-class _Piece:
-    """The text of one JSON value inside its file, which it enters on line `line` (counted when first
-    needed): finds the line of a field in it, backing off to the field's parent."""
-
-    def __init__(self, text: str, start: int = 0, end: int | None = None, line: int | None = None):
-        self._text, self._start, self._end = text, start, len(text) if end is None else end
-        self._line = line
-        self._map: dict[str, int] | None = None
-
-    @property
-    def source(self) -> str:
-        return self._text[self._start : self._end]
-
-    def line(self, path: Path = ()) -> int:
-        if self._line is None:
-            self._line = self._text.count("\n", 0, self._start) + 1
-        if not path:
-            return self._line
-        if self._map is None:
-            self._map = _line_map(self.source)
-        parts = [str(p).replace("~", "~0").replace("/", "~1") for p in path]
-        while parts:
-            pointer = "".join("/" + p for p in parts)
-            if pointer in self._map:
-                return self._map[pointer] + self._line
-            parts.pop()
-        return self._line
-
-    def json_problems(self, file: str, value: Any, shown: Path, noticed: bool) -> list[Problem]:
-        """What strict JSON refuses in this piece, decoded as `value`; `noticed`: a hook met something."""
-        if _deeper_than(MAX_DEPTH, self._text, self._start, self._end):
-            return [self.too_deep(file, shown)]
-        if not noticed:
-            return []
-        return [Problem(file, self.line(path), format_path(shown + path), message)
-                for path, message in refused(value)]
-
-    def too_deep(self, file: str, shown: Path = ()) -> Problem:
-        source = self.source
-        line = self.line() + source.count("\n", 0, _first_too_deep(source))
-        return Problem(file, line, format_path(shown), f"nested too deeply (more than {MAX_DEPTH} levels)")
-
-
 # --- files -----------------------------------------------------------------------------------------
-
-
-def _read_text(path: str | FsPath) -> str:
-    name = str(path)
-    try:
-        return FsPath(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError([Problem(name, None, "", "file not found")]) from None
-    except (UnicodeDecodeError, IsADirectoryError, PermissionError) as err:
-        raise InputError([Problem(name, None, "", f"cannot read: {err}")]) from None
 
 
 def read_json_file(path: str | FsPath) -> Any:
@@ -139,30 +33,26 @@ def read_json_file(path: str | FsPath) -> Any:
     InputError naming the file and line. Each piece of its top levels (see `StrictJson.read_file`) may nest
     MAX_DEPTH levels, so a run log holds any case a case file may."""
     name = str(path)
-    text = _read_text(path)
+    text = read_text(path)
     reader = StrictJson()
     try:
         data, spans = reader.read_file(text)
     except json.JSONDecodeError as err:
-        raise InputError([_decode_error(name, err)]) from None
+        raise InputError([decode_error(name, err)]) from None
     except RecursionError:
-        raise InputError([_Piece(text).too_deep(name)]) from None
+        raise InputError([JsonPiece(text).too_deep(name)]) from None
     holders = {key[:-1] for key in spans if key}
-    problems = [_Piece(text, start, end).too_deep(name, key) for key, (start, end) in spans.items()
-                if key not in holders and _deeper_than(MAX_DEPTH, text, start, end)]
+    problems = [JsonPiece(text, start, end).too_deep(name, key) for key, (start, end) in spans.items()
+                if key not in holders and deeper_than(MAX_DEPTH, text, start, end)]
     if not problems and reader.noticed:
-        whole = _Piece(text)
+        whole = JsonPiece(text)
         problems = [Problem(name, whole.line(key), format_path(key), message) for key, message in refused(data)]
     if problems:
         raise InputError(sorted(problems, key=lambda p: p.line or 0))
     return data
 
 
-def _decode_error(file: str, err: json.JSONDecodeError, line_offset: int = 0) -> Problem:
-    return Problem(file, err.lineno + line_offset, "", f"malformed JSON: {err.msg} (column {err.colno})")
-
-
-_CaseRecord = tuple[Any, Path, _Piece]  # a decoded case record, its path as shown in messages, its text
+_CaseRecord = tuple[Any, Path, JsonPiece]  # a decoded case record, its path as shown in messages, its text
 
 
 def _records(file: str, text: str) -> tuple[list[_CaseRecord], list[Problem]]:
@@ -176,9 +66,9 @@ def _records(file: str, text: str) -> tuple[list[_CaseRecord], list[Problem]]:
         except json.JSONDecodeError as err:
             # Several top-level values on separate lines: read it as JSON lines.
             if err.msg != "Extra data":
-                return [], [_decode_error(file, err)]
+                return [], [decode_error(file, err)]
         except RecursionError:
-            return [], [_Piece(text).too_deep(file)]
+            return [], [JsonPiece(text).too_deep(file)]
     return _json_lines(file, text, reader)
 
 
@@ -188,11 +78,11 @@ def _json_records(file: str, text: str, reader: StrictJson) -> tuple[list[_CaseR
         keys: list[Path] = [(i,) for i in range(len(data))]
     elif isinstance(data, dict) and isinstance(data.get("cases"), list) and "question" not in data:
         if getattr(data, "repeated", None):  # the wrapper's own keys: which "cases" was meant?
-            whole = _Piece(text)
+            whole = JsonPiece(text)
             return [], [Problem(file, whole.line((key,)), key, f"duplicate key '{key}'") for key in data.repeated]
         extra = [key for key in data if key != "cases"]
         if extra:  # a misspelt or misplaced field would otherwise be dropped without a word
-            whole = _Piece(text)
+            whole = JsonPiece(text)
             return [], [Problem(file, whole.line((key,)), key, "unexpected key beside 'cases' (the wrapper holds "
                                                                "only 'cases'; put per-case fields inside each case)")
                         for key in extra]
@@ -210,7 +100,7 @@ def _json_records(file: str, text: str, reader: StrictJson) -> tuple[list[_CaseR
         for part in key:
             value = value[part]
         shown = ("cases", key[-1]) if key else ()
-        piece = _Piece(text, start, end, line)
+        piece = JsonPiece(text, start, end, line)
         found = piece.json_problems(file, value, shown, reader.noticed)
         problems += found
         if not found:
@@ -226,11 +116,11 @@ def _json_lines(file: str, text: str, reader: StrictJson) -> tuple[list[_CaseRec
         line = line.removesuffix("\r")
         if not line.strip():
             continue
-        piece = _Piece(line, line=n)
+        piece = JsonPiece(line, line=n)
         try:
             value = reader.decode(line)
         except json.JSONDecodeError as err:
-            problems.append(_decode_error(file, err, n - 1))
+            problems.append(decode_error(file, err, n - 1))
             continue
         except RecursionError:
             problems.append(piece.too_deep(file))
@@ -310,7 +200,7 @@ def load_cases(paths: Iterable[str | FsPath], reading: Reading = Reading(), fmt:
             if fmt and fmt != "citeaudit":
                 cases.extend(read_other_format(fmt, str(path), reading, **options))
             else:
-                cases.extend(parse_cases(str(path), _read_text(path), reading))
+                cases.extend(parse_cases(str(path), read_text(path), reading))
         except InputError as err:
             problems.extend(err.problems)
     if problems:

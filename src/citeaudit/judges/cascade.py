@@ -39,7 +39,7 @@ class CascadeJudge:
         self.first, self.second = first, second
         tail = second.signature if second is not None else HUMAN
         self.signature = f"cascade[{first.signature} > {tail}]"
-        self.escalated = 0  # pairs sent on, in this judge's life (for the run's summary)
+        self.escalated = 0  # pairs sent on so far: the share a run escalated, for whoever reports it
 
     def judge(self, text: str, passages: Sequence[SourcePassage]) -> Judgment:
         return self.judge_batch([Request.of(text, passages)])[0]

@@ -26,7 +26,6 @@ from typing import Any
 
 from ..errors import JudgeSetupError
 from ..records import LABELS
-from .guard import VERSION as GUARD_VERSION
 
 # --- kinds of values ------------------------------------------------------------------------------
 
@@ -291,6 +290,13 @@ MODEL_UNCERTAIN_BAND = 0.13
 EMBEDDING_WINDOW = 160
 
 
+def _guard_version() -> int:
+    # read when a signature is written, not on import: the guard is only loaded for a model judge
+    from .guard import VERSION
+
+    return VERSION
+
+
 def _on_off(value: bool) -> str:
     return "on" if value else "off"
 
@@ -299,7 +305,7 @@ MODEL = JudgeOptions("model", (
     Option("path", text("a model directory"), None, "another exported model directory"),
     # the guard's rules change its judgments: its version is signed with it
     Option("guard", switch(), True, "the qualifier guard", signed="guard",
-           show=lambda v: f"on@{GUARD_VERSION}" if v else "off"),
+           show=lambda v: f"on@{_guard_version()}" if v else "off"),
     Option("calibration", switch(), True, "the calibrated decision (off: the model's own argmax)",
            keyword="calibrated", signed="cal", show=_on_off),
     Option("zh", choice("embedding", "model"), "embedding", "who judges Chinese pairs",

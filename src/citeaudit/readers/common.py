@@ -11,17 +11,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from pathlib import Path as FsPath
 from typing import Any
 
 from ..errors import InputError, Problem, format_path
-from ..jsonio import StrictJson, refused
+from ..jsonio import MAX_DEPTH, JsonPiece, StrictJson, decode_error, read_text, refused
 
 Path = tuple[str | int, ...]
 LineOf = Callable[[Path], "int | None"]
-
-# Levels of nesting one record may use, as for citeaudit's own case files (loading.MAX_DEPTH).
-MAX_DEPTH = 100
 
 _MISSING: Any = object()
 
@@ -77,74 +73,6 @@ def option_text(file: str, name: str, value: Any) -> str | None:
 # --- reading files -----------------------------------------------------------------------------------
 
 
-def read_text(path: str) -> str:
-    try:
-        return FsPath(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError([Problem(path, None, "", "file not found")]) from None
-    except (UnicodeDecodeError, IsADirectoryError, PermissionError) as err:
-        raise InputError([Problem(path, None, "", f"cannot read: {err}")]) from None
-
-
-def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
-    """Whether a decoded value nests more than `limit` levels (searched without recursion)."""
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            items: Any = item.values()
-        elif isinstance(item, list):
-            items = item
-        else:
-            continue
-        if depth >= limit:
-            return True
-        stack.extend((child, depth + 1) for child in items)
-    return False
-
-
-class TextLines:
-    """Lines of fields inside one JSON value of a file, which starts at `start` on line `line`: the line
-    of a field, backing off to its parent when the field is not there (a missing key)."""
-
-    def __init__(self, text: str, start: int = 0, end: int | None = None, line: int | None = None):
-        self._text, self._start, self._end = text, start, len(text) if end is None else end
-        self.first = text.count("\n", 0, start) + 1 if line is None else line
-        self._map: dict[str, int] | None = None
-
-    def __call__(self, path: Path = ()) -> int:
-        if not path:
-            return self.first
-        if self._map is None:
-            self._map = self._line_map()
-        parts = [str(p).replace("~", "~0").replace("/", "~1") for p in path]
-        while parts:
-            pointer = "".join("/" + p for p in parts)
-            if pointer in self._map:
-                return self._map[pointer] + self.first
-            parts.pop()
-        return self.first
-
-    def _line_map(self) -> dict[str, int]:
-        from json_source_map import calculate
-
-        try:
-            source_map = calculate(self._text[self._start : self._end])
-        except ValueError:  # text the locator cannot re-read (a huge integer): the record's own line
-            return {}
-        return {pointer: entry.value_start.line for pointer, entry in source_map.items()}
-
-
-def decoded_problems(file: str, value: Any, noticed: bool, prefix: Path, line_of: LineOf) -> list[Problem]:
-    """What strict JSON refuses in one decoded record: a key given twice, NaN, a number too large, or
-    nesting deeper than MAX_DEPTH levels; each at its path and line."""
-    if too_deep(value):
-        return [Problem(file, line_of(()), format_path(prefix), f"nested too deeply (more than {MAX_DEPTH} levels)")]
-    if not noticed:
-        return []
-    return [Problem(file, line_of(path), format_path(prefix + path), message) for path, message in refused(value)]
-
-
 class JsonDocument:
     """A whole JSON file read strictly, with a line locator for each piece of its top levels (the file
     at (), each member of a top-level object, each item of a top-level array or of a member's array),
@@ -160,31 +88,29 @@ class JsonDocument:
         try:
             self.data, spans = reader.read_file(text)
         except json.JSONDecodeError as err:
-            problem = Problem(path, err.lineno, "", f"malformed JSON: {err.msg} (column {err.colno})")
-            raise InputError([problem]) from None
+            raise InputError([decode_error(path, err)]) from None
         except RecursionError:
             raise InputError([Problem(path, None, "", f"nested too deeply (more than {MAX_DEPTH} levels)")]) from None
-        self._pieces = {key: TextLines(text, start, end) for key, (start, end) in spans.items()}
+        self._pieces = {key: JsonPiece(text, start, end) for key, (start, end) in spans.items()}
         self._refused = list(refused(self.data)) if reader.noticed else []
 
     def line_of(self, prefix: Path) -> LineOf:
         """The line locator of the record at `prefix` (paths relative to the record)."""
         if prefix in self._pieces:
-            return self._pieces[prefix]
+            return self._pieces[prefix].line
         return lambda path=(): self._line(prefix + tuple(path))
 
     def _line(self, key: Path) -> int:
         """The line of `key`, found in the smallest located piece that holds it."""
         for n in range(len(key), -1, -1):
             if key[:n] in self._pieces:
-                return self._pieces[key[:n]](key[n:])
+                return self._pieces[key[:n]].line(key[n:])
         return 1
 
     def problems_in(self, prefix: Path, value: Any) -> list[Problem]:
         """What strict JSON refused inside the record at `prefix`, or its nesting too deep."""
-        if too_deep(value):
-            return [Problem(self.file, self._line(prefix), format_path(prefix),
-                            f"nested too deeply (more than {MAX_DEPTH} levels)")]
+        if prefix in self._pieces:  # a record of the file's top levels: checked as a case file's are
+            return self._pieces[prefix].json_problems(self.file, value, prefix, bool(self._refused))
         return [Problem(self.file, self._line(path), format_path(path), message)
                 for path, message in self._refused if path[: len(prefix)] == prefix]
 
@@ -206,7 +132,7 @@ def read_json_lines(path: str) -> Iterator[tuple[int, Any, LineOf] | Problem]:
         try:
             value = reader.decode(line)
         except json.JSONDecodeError as err:
-            yield Problem(path, n, "", f"malformed JSON: {err.msg} (column {err.colno})")
+            yield decode_error(path, err, n - 1)
             continue
         except RecursionError:
             yield Problem(path, n, "", f"nested too deeply (more than {MAX_DEPTH} levels)")
@@ -215,7 +141,7 @@ def read_json_lines(path: str) -> Iterator[tuple[int, Any, LineOf] | Problem]:
         def line_of(_: Path = (), n: int = n) -> int:
             return n
 
-        found = decoded_problems(path, value, reader.noticed, (), line_of)
+        found = JsonPiece(line, line=n).json_problems(path, value, (), reader.noticed)
         if found:
             yield from found
         else:
