@@ -1,18 +1,27 @@
-"""The self-contained HTML report: its content, its escaping, and how it looks in a real browser."""
+"""The self-contained HTML report: its content, its escaping, its advice, and how it looks in a real browser.
+(At 10,000 answers: test_report_browser.py.)"""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
 
 from citeaudit.judges import Judgments, make_judge
 from citeaudit.metrics import Settings, score_cases
+from citeaudit.records import Judgment
+from citeaudit.report import charts
+from citeaudit.report.advice import NEUTRAL, claim_advice, guard_notes
 from citeaudit.report.html import render_html
+from citeaudit.report.summary_view import bootstrap_ratio
 from citeaudit.runlog import build_runlog
 
 from helpers import load, make_case
 from test_runlog import p7_log
+
+GUARDED = ("p(support) 0.93; qualifier guard (attachment): '15%' in the claim is about annual, energy; in the "
+           "evidence 15% is attached to downtime, fell -> none, not full")
 
 
 @pytest.fixture(scope="module")
@@ -20,43 +29,91 @@ def p7_html() -> str:
     return render_html(p7_log())
 
 
-def _section(html: str, answer: str) -> str:
-    return re.search(rf'<section class="answer" id="answer-p7-{answer}">(.*?)</section>', html, re.S).group(1)
+def report_rows(html: str) -> list[dict]:
+    """The claims table's rows as the page's script reads them, each a dict with strings resolved."""
+    data = json.loads(re.search(r'<script type="application/json" id="report-data">(.*?)</script>', html, re.S).group(1))
+    strings, passages = data["strings"], data["passages"]
+    interned = {"system", "case", "answer", "label", "cause", "explanation", "advice"}
+    rows = []
+    for raw in data["rows"]:
+        row = {c: (strings[v] if c in interned else v) for c, v in zip(data["columns"], raw)}
+        row["passages"] = [dict(zip(("id", "doc", "version", "title", "text"), passages[i])) for i in row["passages"]]
+        rows.append(row)
+    return rows
 
 
-def _diagnosis(section: str) -> list[tuple[str, str]]:
-    rows = re.findall(r"<tr><td>(claim|fact) [^<]*</td><td>([^<]*)</td><td class=\"cause\" data-cause=\"([a-z_]+)\"",
-                      section)
-    return [(text, cause) for _, text, cause in rows]
+def _findings(rows: list[dict], answer: str) -> list[tuple[str, str, str]]:
+    return [(r["kind"], r["text"], r["cause"]) for r in rows if r["answer"] == answer and r["cause"]]
 
 
 def test_report_diagnoses_answer_a_and_b(p7_html):
-    a = _diagnosis(_section(p7_html, "A"))
-    assert ("Eco reduces annual energy by 15%.", "cited_unsupported") in a
-    assert ("The pilot was validated on a thousand machines.", "cited_unsupported") in a
-    b = _diagnosis(_section(p7_html, "B"))
-    assert b == [("The Eco pilot lasted 30 days.", "omitted"),
-                 ("The Eco pilot reported a 15% reduction in downtime.", "omitted")]
-    assert "Every claim is fully supported" in _section(p7_html, "C")
+    rows = report_rows(p7_html)
+    a = _findings(rows, "A")
+    assert ("claim", "Eco reduces annual energy by 15%.", "cited_unsupported") in a
+    assert ("claim", "The pilot was validated on a thousand machines.", "cited_unsupported") in a
+    assert _findings(rows, "B") == [("fact", "The Eco pilot lasted 30 days.", "omitted"),
+                                   ("fact", "The Eco pilot reported a 15% reduction in downtime.", "omitted")]
+    assert _findings(rows, "C") == []
+    assert {r["label"] for r in rows if r["answer"] == "C"} == {"full"}
 
 
-def test_report_shows_each_claim_beside_its_cited_span(p7_html):
-    a = _section(p7_html, "A")
-    row = re.search(r"<td>Eco reduces annual energy by 15%.</td>\s*<td>(.*?)</td>", a, re.S).group(1)
-    assert "D3" in row and "2026-09" in row and "Downtime fell by 15%" in row
-    assert '<span class="label none">none</span>' in a
+def test_report_keeps_each_claim_with_its_cited_span(p7_html):
+    row = next(r for r in report_rows(p7_html) if r["text"] == "Eco reduces annual energy by 15%.")
+    assert row["label"] == "none"
+    (cited,) = row["passages"]
+    assert cited["id"] == "D3" and cited["version"] == "2026-09" and "Downtime fell by 15%" in cited["text"]
+
+
+def test_report_counts_causes_per_system(p7_html):
+    table = re.search(r'<table id="causes">(.*?)</table>', p7_html, re.S).group(1)
+    counts = {g: re.findall(r'<td class="num">(\d+)</td>', row)
+              for g, row in re.findall(r'<tr class="group" data-group="([^"]+)">(.*?)</tr>', table, re.S)}
+    # systems A, B, C: A's two unsupported claims and omitted facts, B's two omitted facts
+    assert counts == {"retrieval miss": ["0", "0", "0"], "evidence not used": ["0", "0", "0"],
+                      "unsupported claim": ["2", "0", "0"], "incomplete": ["2", "2", "0"]}
+
+
+def test_summary_has_one_table_per_system_with_counts(p7_html):
+    assert re.findall(r'<table class="summary" data-system="([^"]+)">', p7_html) == ["A", "B", "C"]
+    a = re.search(r'data-system="A">(.*?)</table>', p7_html, re.S).group(1)
+    support = re.search(r'<tr data-measure="support">(.*?)</tr>', a, re.S).group(1)
+    assert re.findall(r'<td class="num"[^>]*>([^<]*)</td>', support) == ["33.3 %", "1/3", "33.3–33.3 %"]
+
+
+def test_bootstrap_interval_brackets_the_figure_and_narrows_with_items():
+    import numpy as np
+
+    rng = np.random.default_rng(1)
+    den = rng.integers(1, 6, size=2000).astype(float)
+    num = np.floor(den * rng.uniform(0, 1, size=2000))
+    figure = num.sum() / den.sum()
+    lo, hi = bootstrap_ratio(num, den)
+    small_lo, small_hi = bootstrap_ratio(num[:50], den[:50])
+    assert lo < figure < hi
+    assert hi - lo < small_hi - small_lo
+    assert bootstrap_ratio(np.zeros(3), np.zeros(3)) is None  # every resample undefined
 
 
 def test_report_is_self_contained(p7_html):
-    assert "<script" not in p7_html
+    assert not re.search(r"<script[^>]*\ssrc=", p7_html)
     assert not re.search(r'(src|href)="(https?:)?//', p7_html)
-    assert p7_html.count("<svg") == 3  # metric bars, label distribution, recall@k curve
+    assert "@import" not in p7_html and "url(" not in p7_html
+    assert p7_html.count("<svg") == 4  # histograms, label mix, recall@k, causes
+
+
+def test_without_the_charts_extra_every_table_stays_and_a_note_says_how(monkeypatch):
+    monkeypatch.setattr(charts, "available", lambda: False)
+    html = render_html(p7_log())
+    assert "<svg" not in html
+    assert 'id="no-charts"' in html and "pip install &#39;citeaudit[report]&#39;" in html
+    assert html.count('<table class="summary"') == 4  # A, B, C and retrieval
 
 
 def hostile_log():
     evil = "<script>document.title='owned'</script><img src=x onerror=alert(1)>"
-    case = make_case([{"text": "Claim <b>bold</b>", "citations": ["S1"]}])
+    case = make_case([{"text": "Claim <b>bold</b>", "citations": ["S1"]}], question=evil)
     case["sources"][0]["text"] = evil
+    case["answers"][0]["system"] = evil
     case["labels"] = [{"claim": "Claim <b>bold</b>", "passages": ["S1"], "label": "none", "explanation": "<i>x</i>"}]
     cases = load(case)
     judgments = Judgments(make_judge("curated", cases))
@@ -67,30 +124,75 @@ def test_untrusted_text_is_escaped():
     log, evil = hostile_log()
     html = render_html(log)
     assert evil not in html
-    assert "&lt;script&gt;document.title=" in html and "Claim &lt;b&gt;bold&lt;/b&gt;" in html
+    assert "&lt;script&gt;document.title=" in html  # the system name, in the summary
+    data = re.search(r'id="report-data">(.*?)</script>', html, re.S).group(1)
+    assert "<" not in data and "\\u003cscript\\u003edocument.title" in data
+    assert report_rows(html)[0]["passages"][0]["text"] == evil
+
+
+def test_advice_comes_from_what_the_guard_found():
+    guarded = Judgment(label="none", judge="model@1", explanation=GUARDED)
+    assert [n.kind for n in guard_notes(GUARDED)] == ["attachment"]
+    advice = claim_advice(guarded, "cited_unsupported")
+    assert "'15%' in the claim is about annual, energy" in advice and "measures something else" in advice
+    plain = Judgment(label="none", judge="model@1", explanation="p(support) 0.10")
+    assert claim_advice(plain, "cited_unsupported") == NEUTRAL
+    assert "part of the claim" in claim_advice(Judgment(label="partial", judge="m"), "cited_unsupported")
+    assert "never retrieved" in claim_advice(plain, "not_retrieved")
+    assert "says otherwise" in claim_advice(Judgment(label="contradicts", judge="m"), "contradicted")
+    assert "unsure" in claim_advice(Judgment(label="full", judge="m", uncertain=True), "cited_unsupported")
+    assert claim_advice(None, None).startswith("Not judged")
+    assert claim_advice(Judgment(label="full", judge="m"), None) == ""
+
+
+def test_rows_carry_the_guard_quantity_to_highlight():
+    class Guarded:
+        name, signature = "guarded", "guarded@test"
+
+        def judge(self, text, passages):
+            return Judgment(label="none", judge=self.signature, explanation=GUARDED)
+
+    cases = load(make_case([{"text": "Eco reduces annual energy by 15%.", "citations": ["S1"]}]))
+    judgments = Judgments(Guarded())
+    (row,) = report_rows(render_html(build_runlog(score_cases(cases, judgments, Settings()), judgments)))
+    assert row["marks"] == ["15%"]
+    assert row["advice"].startswith("Qualifier guard (attachment)")
 
 
 def test_in_chromium_the_report_renders_and_injects_nothing(chromium, test_output, tmp_path):
     page = chromium.new_page(viewport={"width": 1200, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda err: errors.append(str(err)))
     path = tmp_path / "p7.html"
     path.write_text(render_html(p7_log()), encoding="utf-8")
     page.goto(path.as_uri())
-    assert page.locator("#summary tr").count() == 4  # header + A, B, C
-    assert page.locator("#answer-p7-A .diagnosis [data-cause=cited_unsupported]").count() == 2
+    page.wait_for_selector("body[data-ready=true]")
+    assert page.locator("table.summary[data-system]").count() == 3  # A, B, C
+    page.select_option("#f-system", "A")
+    page.select_option("#f-cause", "cited_unsupported")
+    assert page.locator("#claims-table tr.row").count() == 2
+    page.locator("#claims-table tr.row", has_text="Eco reduces annual energy").click()
+    detail = page.locator("#claims-table tr.detail")
+    assert "Downtime fell by 15%" in detail.inner_text() and "D3" in detail.inner_text()
     page.screenshot(path=str(test_output / "html-report-p7.png"), full_page=True)
 
     log, evil = hostile_log()
     path.write_text(render_html(log), encoding="utf-8")
     page.goto(path.as_uri())
-    assert page.evaluate("document.querySelectorAll('script, img').length") == 0
+    page.wait_for_selector("body[data-ready=true]")
+    page.locator("#claims-table tr.row").first.click()
+    assert page.evaluate("document.querySelectorAll('script').length") == 2  # the data and the table's script
+    assert page.evaluate("document.querySelectorAll('img').length") == 0
+    # the claim's <b> and the explanation's <i> stay text, not elements
+    assert page.evaluate("[...document.querySelectorAll('b, i')].some(e => ['bold', 'x'].includes(e.textContent))") is False
+    assert "Claim <b>bold</b>" in page.inner_text("#claims-table")
     assert page.title() == "citeaudit report"
-    assert "<script>document.title='owned'</script>" in page.inner_text("body")
+    assert evil in page.inner_text("#claims-table")  # shown as text
+    assert errors == []
     page.close()
 
 
 def test_uncertain_and_unjudged_claims_have_their_own_colour():
-    from citeaudit.records import Judgment
-
     class HalfSure:
         name, signature = "half", "half@test"
 
@@ -100,6 +202,46 @@ def test_uncertain_and_unjudged_claims_have_their_own_colour():
     cases = load(make_case([{"text": "a", "citations": ["S1"]}, {"text": "b", "citations": ["S2"]}]))
     judgments = Judgments(HalfSure())
     html = render_html(build_runlog(score_cases(cases, judgments, Settings()), judgments))
-    assert re.search(r'fill="#757575"><title>uncertain 1</title>', html)
-    assert '<span class="label uncertain">uncertain</span>' in html
-    assert 'fill=""' not in html  # every label drawn has a colour
+    assert [r["label"] for r in report_rows(html)] == ["full", "uncertain"]
+    labels_chart = re.search(r'id="chart-labels">(.*?)</figure>', html, re.S).group(1)
+    assert 'fill="#757575"' in labels_chart and 'fill="#2e7d32"' in labels_chart
+    assert '<span class="dot uncertain"></span>uncertain 1' in html
+
+
+def test_a_huge_passage_is_folded_around_its_evidence_span(chromium, tmp_path):
+    needle = "Eco mode cut annual energy use by 15 percent."
+    filler = "Unrelated maintenance notes follow. " * 15_000  # about 540,000 characters each side
+    huge = filler + needle + " " + filler
+
+    class Pointing:
+        name, signature = "pointing", "pointing@test"
+
+        def judge(self, text, passages):
+            start = passages[0].text.index(needle)
+            return Judgment(label="full", judge=self.signature, scores={"support": 0.9},
+                            evidence={"passage": passages[0].id, "start": start, "end": start + len(needle)})
+
+    case = make_case([{"text": "Eco mode cuts annual energy use by 15 percent.", "citations": ["S1"]}])
+    case["sources"][0]["text"] = huge
+    cases = load(case)
+    judgments = Judgments(Pointing())
+    path = tmp_path / "huge.html"
+    path.write_text(render_html(build_runlog(score_cases(cases, judgments, Settings()), judgments)), encoding="utf-8")
+    page = chromium.new_page(viewport={"width": 1200, "height": 900})
+    page.goto(path.as_uri())
+    page.wait_for_selector("body[data-ready=true]")
+    page.locator("#claims-table tr.row").first.click()
+    passage = page.locator("#claims-table tr.detail .passage .ptext")
+    assert page.locator("#claims-table tr.detail mark").inner_text() == needle
+    assert len(passage.inner_text()) < 1_200  # 400 characters either side, and the fold notes
+    page.click("#claims-table tr.detail button.unfold")
+    assert 20_000 <= len(passage.inner_text()) < 21_000  # unfolded, still capped
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1200
+    page.close()
+
+
+def test_advice_names_the_documenting_passage_that_was_not_cited():
+    j = Judgment(label="none", judge="m")
+    assert claim_advice(j, "retrieved_not_cited", ["S1"]).endswith("cite S1.")
+    assert "(S4) was never retrieved" in claim_advice(j, "not_retrieved", ["S4"])
+    assert claim_advice(j, "retrieved_not_cited") == claim_advice(j, "retrieved_not_cited", [])

@@ -1,67 +1,55 @@
-"""A self-contained HTML report: one file, no scripts, no external resources; opens offline.
+"""A self-contained HTML report for runs of 10 to 10,000 answers: one file, nothing fetched; opens offline.
 
-Everything shown comes from the run log. All text is escaped by Jinja2's autoescape (passages are
-untrusted input); the plots are inline SVG built here from numbers only.
+Everything shown comes from the run log (never a recomputation). The page reads top-down: a compact
+header (judge signature, conventions), the summary tables, distributions drawn as static SVG
+(report/charts.py), the diagnosis as counts per cause with the next action, and a claims table drawn by a
+small script from JSON embedded once (report/claims_table.py), sorted, filtered and paged in the page.
+
+Untrusted text (questions, claims, passages, ids) is escaped by Jinja2's autoescape in the HTML, escaped
+for <script> in the embedded JSON, and inserted by the script as text nodes only.
 """
 
 from __future__ import annotations
 
+from importlib.resources import files
 from typing import Any
 
 from ..runlog import RunLog
+from . import charts
+from .claims_table import embed_json, table_data
+from .summary_view import figure_rows, label_counts
 
 LABEL_COLOURS = {"full": "#2e7d32", "partial": "#f9a825", "none": "#c62828", "contradicts": "#6a1b9a",
                  "uncertain": "#757575", "unjudged": "#bdbdbd"}  # the last two: counted apart
-PLOT_MEASURES = ("citation_presence", "support", "citation_recall", "citation_precision", "coverage")
+
+# The diagnosis's causes (diagnose.py), grouped by where the fix lies, with the next action for each group.
+CAUSE_GROUPS = {
+    "retrieval miss": (("not_retrieved",),
+                       "Improve search, filters or document access: the evidence never reached the answer."),
+    "evidence not used": (("retrieved_not_cited", "uncited"),
+                          "Make the generator cite the retrieved passage that documents the claim."),
+    "unsupported claim": (("cited_unsupported", "contradicted"),
+                          "Constrain generation to what the cited passage says; see each claim's advice below."),
+    "incomplete": (("omitted", "abstained"),
+                   "Make the answer state the required facts its sources document."),
+}
 
 
-def _bar_chart(rows: list[tuple[str, dict[str, float | None]]], series: tuple[str, ...]) -> dict[str, Any]:
-    """Grouped horizontal bars: one group per row, one bar per series (value in [0, 1] or None)."""
-    bar_h, gap, label_w, bar_max = 12, 10, 160, 380
-    bars, y = [], 0
-    for name, values in rows:
-        group = {"name": name, "y": y, "bars": []}
-        for i, s in enumerate(series):
-            v = values.get(s)
-            group["bars"].append({"series": s, "y": y + i * bar_h, "w": 0 if v is None else v * bar_max,
-                                  "text": "n/a" if v is None else f"{100 * v:.0f} %"})
-        bars.append(group)
-        y += len(series) * bar_h + gap
-    return {"groups": bars, "height": y, "label_w": label_w, "width": label_w + bar_max + 170, "bar_h": bar_h - 2}
-
-
-def _recall_curves(log: RunLog) -> list[dict[str, Any]]:
-    curves = []
-    for case in log.results.cases:
-        points = []
-        for name, ratio in case.retrieval.items():
-            if name.startswith("recall@") and ratio.value is not None:
-                points.append((int(name.split("@")[1]), ratio.value))
-        if len(points) > 1:
-            kmax = max(k for k, _ in points)
-            kmin = min(k for k, _ in points)
-            w, h = 340, 140
-            coords = [(40 + (k - kmin) / max(kmax - kmin, 1) * (w - 90), h - 25 - v * (h - 50)) for k, v in points]
-            curves.append({"case": case.id, "w": w, "h": h, "points": points,
-                           "path": " ".join(f"{x:.1f},{y:.1f}" for x, y in coords), "coords": coords})
-    return curves
-
-
-def render_html(log: RunLog) -> str:
-    from jinja2 import Environment, PackageLoader, select_autoescape
-
-    env = Environment(loader=PackageLoader("citeaudit.report", "templates"),
-                      autoescape=select_autoescape(default=True, default_for_string=True))
-    texts = _passage_texts(log)
-    answers = log.results.answers
-    metric_rows = [(f"{a.case}/{a.answer}", {m: a.metrics[m].value if m in a.metrics else None for m in PLOT_MEASURES}) for a in answers]
-    label_rows = [(f"{a.case}/{a.answer}", a.labels) for a in answers]
-    return env.get_template("report.html.j2").render(
-        log=log, answers=answers, texts=texts, zip=zip,
-        metric_chart=_bar_chart(metric_rows, PLOT_MEASURES), measures=PLOT_MEASURES,
-        label_rows=label_rows, label_colours=LABEL_COLOURS, curves=_recall_curves(log),
-        summary=log.results.summary,
-    )
+def _diagnosis(log: RunLog, systems: list[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Rows of the diagnosis table (a group, its counts per system and per cause) and chart values."""
+    system_of = {f"{a.case}/{a.answer}": a.system for a in log.results.answers}
+    per_cause: dict[tuple[str, str], int] = {}
+    for key, findings in log.diagnosis.items():
+        for f in findings:
+            k = (system_of.get(key, "?"), f.cause)
+            per_cause[k] = per_cause.get(k, 0) + 1
+    rows, values = [], []
+    for group, (causes, action) in CAUSE_GROUPS.items():
+        counts = {s: sum(per_cause.get((s, c), 0) for c in causes) for s in systems}
+        detail = [(c.replace("_", " "), {s: per_cause.get((s, c), 0) for s in systems}) for c in causes]
+        rows.append({"group": group, "causes": causes, "counts": counts, "detail": detail, "action": action})
+        values += [{"group": group, "system": s, "findings": n} for s, n in counts.items()]
+    return rows, values
 
 
 def _passage_texts(log: RunLog) -> dict[tuple[str, str], dict[str, Any]]:
@@ -74,3 +62,50 @@ def _passage_texts(log: RunLog) -> dict[tuple[str, str], dict[str, Any]]:
             out[(rc.id, pid)] = {"text": p.text, "doc": p.doc_id, "version": p.version or "unversioned",
                                  "span": f"{p.start}–{p.end}", "title": p.title}
     return out
+
+
+def _charts(log: RunLog, by_system_labels: dict[str, dict[str, int]], diagnosis_values) -> dict[str, str] | None:
+    """Each chart's SVG by name; None when vl-convert is not installed."""
+    if not charts.available():
+        return None
+    specs = {
+        "histograms": charts.histogram_spec(log.results.answers),
+        "labels": charts.label_mix_spec(by_system_labels, LABEL_COLOURS),
+        "recall": charts.recall_spec(log.results.summary.retrieval),
+        "diagnosis": charts.diagnosis_spec(diagnosis_values, list(CAUSE_GROUPS)),
+    }
+    return {name: charts.to_svg(spec) for name, spec in specs.items() if spec is not None}
+
+
+def render_html(log: RunLog) -> str:
+    from jinja2 import Environment, PackageLoader, select_autoescape
+    from markupsafe import Markup
+
+    env = Environment(loader=PackageLoader("citeaudit.report", "templates"),
+                      autoescape=select_autoescape(default=True, default_for_string=True))
+    results = log.results
+    groups = results.by_system()
+    systems = list(results.summary.by_system) or list(groups)
+    summaries = []
+    for system in systems:
+        answers = groups.get(system, [])
+        summaries.append({
+            "system": system, "answers": len(answers), "claims": sum(len(a.claims) for a in answers),
+            "labels": label_counts(answers),
+            "rows": figure_rows(results.summary.by_system.get(system, {}), [a.metrics for a in answers], "answer"),
+        })
+    retrieval_rows = figure_rows(results.summary.retrieval, [c.retrieval for c in results.cases], "case")
+    diagnosis_rows, diagnosis_values = _diagnosis(log, systems)
+    svgs = _charts(log, {s["system"]: s["labels"] for s in summaries}, diagnosis_values)
+    data = table_data(log, _passage_texts(log))
+    static = files("citeaudit.report") / "templates"
+    return env.get_template("report.html.j2").render(
+        log=log, results=results, summaries=summaries, retrieval_rows=retrieval_rows,
+        diagnosis=diagnosis_rows, systems=systems, label_colours=LABEL_COLOURS,
+        charts=None if svgs is None else {k: Markup(v) for k, v in svgs.items()},
+        install_hint=charts.INSTALL_HINT, claims=sum(s["claims"] for s in summaries),
+        causes=sorted({c for g in CAUSE_GROUPS.values() for c in g[0]}),
+        data=Markup(embed_json(data)),
+        script=Markup((static / "report.js").read_text(encoding="utf-8")),
+        style=Markup((static / "report.css").read_text(encoding="utf-8")),
+    )

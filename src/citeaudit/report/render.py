@@ -1,20 +1,32 @@
 """Render a run's results (report/results.py) as Markdown or a terminal table. Every figure shows its
-raw counts, and every measure's signature is printed once, under the figures (sacrebleu's footnote
-habit). Scoring and `report` render the same records, so a report never recomputes a figure."""
+raw counts and a bootstrap interval, and every measure's signature is printed once, under the figures
+(sacrebleu's footnote habit). Scoring and `report` render the same records, so a report never
+recomputes a figure: the intervals resample the per-answer counts the results keep.
+
+Both renderings put the summary first (one table per system), then the answers. Markdown carries
+every answer; the terminal shows the answers with the lowest support unless asked for every one, and
+when it prints to a file or a pipe nothing is cut to fit a width."""
 
 from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
 
 from ..metrics import names as N
 from ..metrics.ratio import Ratio
 from ..metrics.scoring import UNCERTAIN, UNJUDGED
 from ..metrics.signature import Signature
 from ..records import LABELS
+from ..stats import RESAMPLES, SEED, ratio_intervals
 from ..text import visible_controls
 from .results import AnswerRecord, CaseRecord, Finding, Ratios, Results, answer_json, to_json
 
-__all__ = ["answer_json", "diagnosis_markdown", "print_text", "signatures", "to_json", "to_markdown"]
+__all__ = ["WORST", "answer_json", "diagnosis_markdown", "print_text", "signatures", "summary_tables",
+           "terminal_console", "text_report", "to_json", "to_markdown", "worst_answers"]
 
 TABLE_MEASURES = (N.CITATION_PRESENCE, N.SUPPORT, N.CITATION_RECALL, N.CITATION_PRECISION, N.COVERAGE)
+SUMMARY_MEASURES = (*TABLE_MEASURES, N.ABSTENTION, *N.MEAN_MEASURES, N.INVALID_CITATIONS, *N.PREDICTED_MEASURES)
 HEADERS = {
     N.CITATION_PRESENCE: "citation presence",
     N.SUPPORT: "support S",
@@ -24,12 +36,17 @@ HEADERS = {
     N.ABSTENTION: "abstained",
     N.ALCE_CITATION_RECALL: "ALCE recall (mean)",
     N.ALCE_CITATION_PRECISION: "ALCE precision (mean)",
+    N.INVALID_CITATIONS: "invalid citations",
+    N.PREDICTED_SUPPORT_PRECISION: "predicted supported: precision",
+    N.PREDICTED_SUPPORT_RECALL: "predicted supported: recall",
 }
+# The terminal shows this many answers, those with the lowest support, unless asked for every one.
+WORST = 10
+INTERVAL_NOTE = f"95 % intervals: bootstrap over the items counted, {RESAMPLES} resamples, seed {SEED}"
 
 
 def signatures(results: Results, signature: Signature) -> list[tuple[str, str]]:
-    measured = [*TABLE_MEASURES, N.ABSTENTION, *N.MEAN_MEASURES, N.INVALID_CITATIONS]
-    names = list(results.summary.retrieval) + [n for n in measured if n in results.summary.all]
+    names = list(results.summary.retrieval) + [n for n in SUMMARY_MEASURES if n in results.summary.all]
     return [(n, signature.render(n)) for n in names]
 
 
@@ -37,29 +54,13 @@ def _retrieval_line(ratios: Ratios) -> str:
     return " · ".join(f"{name} {record.ratio()}" for name, record in ratios.items())
 
 
-def _answers_of(results: Results, case: CaseRecord) -> list[AnswerRecord]:
-    return [a for a in results.answers if a.case == case.id]
+LABELS_HEADER = "full/partial/none/contradicts"
+APART = (UNCERTAIN, UNJUDGED)  # claims counted beside the four labels, never as one of them
 
 
 def _label_counts(answers: list[AnswerRecord]) -> dict[str, int]:
     counts = {label: sum(a.labels.get(label, 0) for a in answers) for label in (*LABELS, *APART)}
     return {label: n for label, n in counts.items() if label in LABELS or n}
-
-
-def _summary_rows(results: Results) -> list[tuple[str, dict[str, Ratio], dict[str, int]]]:
-    def ratios(records: Ratios) -> dict[str, Ratio]:
-        return {name: record.ratio() for name, record in records.items()}
-
-    groups = results.by_system()
-    rows = [(system, ratios(results.summary.by_system[system]), _label_counts(answers))
-            for system, answers in groups.items()]
-    if len(rows) > 1:
-        rows.append(("all", ratios(results.summary.all), dict(results.summary.labels)))
-    return rows
-
-
-LABELS_HEADER = "full/partial/none/contradicts"
-APART = (UNCERTAIN, UNJUDGED)  # claims counted beside the four labels, never as one of them
 
 
 def _label_cell(counts: dict[str, int]) -> str:
@@ -68,82 +69,163 @@ def _label_cell(counts: dict[str, int]) -> str:
     return f"{cell} ({', '.join(apart)})" if apart else cell
 
 
-def _cell(ratios: dict[str, Ratio], measure: str) -> str:
-    """A summary cell: the figure, or "—" for a measure not asked for (--metrics)."""
-    return str(ratios[measure]) if measure in ratios else "—"
+# --- the summary ---------------------------------------------------------------------------------------
 
 
-def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+@dataclass
+class SummaryRow:
+    measure: str
+    figure: Ratio
+    interval: tuple[float, float] | None  # None: undefined, a mean, or nothing to resample
+
+
+@dataclass
+class SummaryTable:
+    """The figures of one system (or of every answer, or of retrieval over the cases)."""
+
+    title: str
+    items: int
+    unit: str  # "answer" or "case"
+    rows: list[SummaryRow]
+    labels: dict[str, int] | None  # claims per label; None for retrieval
+
+    @property
+    def heading(self) -> str:
+        return f"{self.title} · {self.items} {self.unit}{'s' if self.items != 1 else ''}"
+
+
+def _table(title: str, unit: str, figures: Ratios, items: list[Ratios], labels: dict[str, int] | None,
+           order: list[str]) -> SummaryTable:
+    """One summary table; each summed figure's interval resamples the items' own counts."""
+    names = [m for m in order if m in figures]
+    # one item gives every resample the same figure: no interval to speak of
+    summed = [m for m in names if figures[m].kind == "ratio" and all(m in i for i in items)] if len(items) > 1 else []
+    intervals = ratio_intervals([[i[m].numerator for m in summed] for i in items],
+                                [[i[m].denominator for m in summed] for i in items]) if summed else []
+    found = dict(zip(summed, intervals))
+    rows = [SummaryRow(m, figures[m].ratio(), found.get(m) if figures[m].ratio().defined else None) for m in names]
+    return SummaryTable(title, len(items), unit, rows, labels)
+
+
+def summary_tables(results: Results) -> list[SummaryTable]:
+    """One table per system, one for every answer when there are several systems, and one for
+    retrieval over the cases."""
+    groups = results.by_system()
+    tables = [_table(f"system {system}", "answer", results.summary.by_system[system], [a.metrics for a in answers],
+                     _label_counts(answers), list(SUMMARY_MEASURES)) for system, answers in groups.items()]
+    if len(groups) > 1:
+        tables.append(_table("all systems", "answer", results.summary.all, [a.metrics for a in results.answers],
+                             dict(results.summary.labels), list(SUMMARY_MEASURES)))
+    if results.summary.retrieval:
+        tables.append(_table("retrieval", "case", results.summary.retrieval, [c.retrieval for c in results.cases],
+                             None, list(results.summary.retrieval)))
+    return tables
+
+
+def _interval(interval: tuple[float, float] | None) -> str:
+    return "—" if interval is None else f"{100 * interval[0]:.1f} – {100 * interval[1]:.1f} %"
+
+
+def _measure(name: str) -> str:
+    return HEADERS.get(name, name)
+
+
+# --- which answers the terminal shows ------------------------------------------------------------------
+
+
+def worst_answers(results: Results, limit: int = WORST) -> list[AnswerRecord]:
+    """The `limit` answers with the lowest support (an answer without a judged claim after every
+    answer with one), ties broken by more unsupported claims, then lower coverage, then run order."""
+    def key(item: tuple[int, AnswerRecord]):
+        i, a = item
+        support = a.metrics[N.SUPPORT].ratio() if N.SUPPORT in a.metrics else None
+        coverage = a.metrics[N.COVERAGE].ratio() if N.COVERAGE in a.metrics else None
+        unsupported = support.denominator - support.numerator if support else 0
+        return (support is None or not support.defined, support.value if support and support.defined else 0.0,
+                -unsupported, coverage.value if coverage and coverage.defined else 1.0, i)
+
+    return [a for _, a in sorted(enumerate(results.answers), key=key)[:limit]]
+
+
+def _by_case(results: Results) -> list[tuple[CaseRecord, list[AnswerRecord]]]:
+    """Each case with its answers, in run order (one pass: a run may hold 10,000 answers)."""
+    answers: dict[str, list[AnswerRecord]] = {c.id: [] for c in results.cases}
+    for a in results.answers:
+        answers.setdefault(a.case, []).append(a)
+    return [(case, answers[case.id]) for case in results.cases]
 
 
 def _abstained(a: AnswerRecord) -> str:
     return " — abstained (no claims)" if a.abstained else ""
 
 
+# --- Markdown ------------------------------------------------------------------------------------------
+# Everything that came from the input is written as text: HTML's special characters as entities (a
+# viewer that renders raw HTML shows "<script>" instead of running it), Markdown's inline markup
+# escaped, and a table cell kept on one line with its "|" escaped.
+
+# "[" and "]" alone make no link here (no user text starts a line, so none defines a reference): only
+# "](" does, and escaping that "]" keeps "\x1b[2J" or "[x]" as they were written.
+_MARKUP = re.compile(r"[\\`*~|]|\](?=\()")
+_UNDERSCORES = re.compile(r"_+")
+_NEWLINES = re.compile(r"\r\n|\r|\n")
+
+
+def _underscores(match: re.Match[str]) -> str:
+    """Underscores inside a word never mark emphasis (CommonMark), so "rr_sphere_01" stays as it is."""
+    text, start, end = match.string, match.start(), match.end()
+    inside = start > 0 and end < len(text) and text[start - 1].isalnum() and text[end].isalnum()
+    return match.group() if inside else "\\_" * (end - start)
+
+
+def md_text(text: str, cell: bool = False) -> str:
+    """User text as Markdown that shows exactly that text; in a table cell, newlines become `<br>`."""
+    text = _MARKUP.sub(lambda m: "\\" + m.group(), html.escape(text, quote=False))
+    text = _UNDERSCORES.sub(_underscores, text)
+    return _NEWLINES.sub("<br>" if cell else " ", text)
+
+
+def _md_code(text: str) -> str:
+    """A code span that holds `text` whatever backticks it contains (on one line)."""
+    text = _NEWLINES.sub(" ", text)
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _md_summary(results: Results, signature: Signature) -> list[str]:
+    out = ["## Summary", "", f"{INTERVAL_NOTE}.", ""]
+    for table in summary_tables(results):
+        out += [f"### {md_text(table.heading)}", "", "| measure | figure | 95 % interval |", "|---|---|---|"]
+        out += [f"| {_measure(r.measure)} | {md_text(str(r.figure), cell=True)} | {_interval(r.interval)} |"
+                for r in table.rows]
+        if table.labels is not None:
+            out.append(f"| claims {LABELS_HEADER} | {_label_cell(table.labels)} | |")
+        out.append("")
+    out += ["Signatures:", ""] + [f"- {_md_code(n)}: {_md_code(s)}" for n, s in signatures(results, signature)]
+    return out + [""]
+
+
+def _md_answer(a: AnswerRecord) -> list[str]:
+    out = [f"### Answer {md_text(a.answer)} (system {md_text(a.system)})" + _abstained(a), ""]
+    out += ["| # | claim | cited | label | why |", "|---|---|---|---|---|"]
+    for c in a.claims:
+        cited = ", ".join(md_text(p, cell=True) for p in c.citations) or "—"
+        out.append(f"| {c.statement + 1}.{c.index + 1} | {md_text(c.text, cell=True)} | {cited} | {c.label} | "
+                   f"{md_text(c.explanation, cell=True)} |")
+    figures = [f"{m} {a.metrics[m].ratio()}" for m in TABLE_MEASURES if m in a.metrics]
+    return out + ["", md_text(" · ".join(figures)), ""]
+
+
 def to_markdown(results: Results, signature: Signature) -> str:
-    out: list[str] = []
-    for case in results.cases:
-        out += [f"## Case `{case.id}`", "", f"> {case.question}", ""]
-        out += [f"Retrieval: {_retrieval_line(case.retrieval)}", ""]
-        for a in _answers_of(results, case):
-            out += [f"### Answer `{a.answer}`" + _abstained(a), ""]
-            out += ["| # | claim | cited | label | why |", "|---|---|---|---|---|"]
-            for c in a.claims:
-                why, text = (_md_cell(x) for x in (c.explanation, c.text))
-                out.append(f"| {c.statement + 1}.{c.index + 1} | {text} | "
-                           f"{', '.join(c.citations) or '—'} | {c.label} | {why} |")
-            out.append("")
-    out += ["## Summary", "", "| system | " + " | ".join(HEADERS[m] for m in TABLE_MEASURES) + f" | {LABELS_HEADER} |",
-            "|---|" + "---|" * (len(TABLE_MEASURES) + 1)]
-    for system, ratios, labels in _summary_rows(results):
-        out.append(f"| {system} | " + " | ".join(_cell(ratios, m) for m in TABLE_MEASURES) + f" | {_label_cell(labels)} |")
-    out += ["", "Signatures:", ""] + [f"- `{n}`: `{s}`" for n, s in signatures(results, signature)]
-    return "\n".join(out) + "\n"
-
-
-def _shown(text: str) -> str:
-    """A user's string as rich prints it: controls made visible, "[...]" kept literal (not markup)."""
-    from rich.markup import escape
-
-    return escape(visible_controls(text))
-
-
-def print_text(results: Results, signature: Signature, console) -> None:
-    """Terminal output with rich tables (colour only when the console is a terminal). Every string
-    that came from the input is printed as text: control characters visible, never markup."""
-    from rich.table import Table
-
-    label_style = {"full": "green", "partial": "yellow", "none": "red", "contradicts": "bold red", "unjudged": "dim",
-                   "uncertain": "magenta"}
-    for case in results.cases:
-        console.print(f"[bold]Case {_shown(case.id)}[/bold]: {_shown(case.question)}", highlight=False)
-        console.print(f"  retrieval: {_shown(_retrieval_line(case.retrieval))}", highlight=False)
-        for a in _answers_of(results, case):
-            table = Table(title=_shown(f"answer {a.answer}" + _abstained(a)), title_justify="left", show_lines=False)
-            for col in ("#", "claim", "cited", "label", "why"):
-                table.add_column(col, overflow="fold")
-            for c in a.claims:
-                table.add_row(f"{c.statement + 1}.{c.index + 1}", _shown(c.text), _shown(", ".join(c.citations) or "—"),
-                              f"[{label_style[c.label]}]{c.label}[/]", _shown(c.explanation))
-            for s in a.statements:
-                if s.kind != "claim":
-                    table.add_row(f"{s.index + 1}", _shown(s.text), "—", f"({s.kind})", "not scored")
-            console.print(table)
-            console.print("  " + " · ".join(f"{m} {a.metrics[m].ratio()}" for m in TABLE_MEASURES if m in a.metrics),
-                          highlight=False)
-        console.print()
-    table = Table(title="summary", title_justify="left")
-    table.add_column("system")
-    for m in TABLE_MEASURES:
-        table.add_column(HEADERS[m])
-    table.add_column(LABELS_HEADER)
-    for system, ratios, labels in _summary_rows(results):
-        table.add_row(_shown(system), *(_cell(ratios, m) for m in TABLE_MEASURES), _label_cell(labels))
-    console.print(table)
-    console.print("signatures:", highlight=False)
-    for n, s in signatures(results, signature):
-        console.print(f"  {n}: {_shown(s)}", highlight=False, soft_wrap=True)
+    """The summary (one table per system, with intervals) first, then every case and answer."""
+    out = _md_summary(results, signature)
+    for case, answers in _by_case(results):
+        out += [f"## Case {md_text(case.id)}", "", f"**Question:** {md_text(case.question)}", ""]
+        out += [f"Retrieval: {md_text(_retrieval_line(case.retrieval))}", ""]
+        for a in answers:
+            out += _md_answer(a)
+    return "\n".join(out)
 
 
 def diagnosis_markdown(diagnosis: dict[str, list[Finding]]) -> str:
@@ -151,10 +233,146 @@ def diagnosis_markdown(diagnosis: dict[str, list[Finding]]) -> str:
     out = ["## Diagnosis", ""]
     for answer, findings in diagnosis.items():
         if not findings:
-            out.append(f"- `{answer}`: every claim supported, every required fact conveyed")
+            out.append(f"- {md_text(answer)}: every claim supported, every required fact conveyed")
             continue
-        out.append(f"- `{answer}`:")
+        out.append(f"- {md_text(answer)}:")
         for area in ("search and filters", "evidence use", "completeness"):
             for f in (f for f in findings if f.area == area):
-                out.append(f"  - {area}: {f.kind} {f.ref} *{f.cause.replace('_', ' ')}* — {f.text}")
+                out.append(f"  - {area}: {f.kind} {md_text(f.ref)} *{f.cause.replace('_', ' ')}* — {md_text(f.text)}")
     return "\n".join(out) + "\n"
+
+
+# --- the terminal --------------------------------------------------------------------------------------
+
+# Printed to a file or a pipe, a line is as long as its content: a reader (or grep) gets every id and
+# claim whole, never "rr_sphe…" cut to an 80-column guess.
+PIPED_WIDTH = 1_000_000
+
+
+def terminal_console():
+    """A rich console on stdout: the terminal's width (and colour) on a terminal; plain and as wide
+    as the content anywhere else."""
+    from rich.console import Console
+
+    console = Console(soft_wrap=False)
+    if console.is_terminal:
+        return console
+    return Console(width=PIPED_WIDTH, soft_wrap=True, color_system=None, highlight=False)
+
+
+LABEL_STYLE = {"full": "green", "partial": "yellow", "none": "red", "contradicts": "bold red", "unjudged": "dim",
+               "uncertain": "magenta"}
+
+
+class _Rich:
+    """On a terminal: rich tables that fit its width, labels in colour."""
+
+    def __init__(self, console):
+        self.console = console
+
+    @staticmethod
+    def _shown(text: str) -> str:
+        """A user's string as rich prints it: controls made visible, "[...]" kept literal (not markup)."""
+        from rich.markup import escape
+
+        return escape(visible_controls(text))
+
+    def line(self, text: str = "", head: str = "") -> None:
+        """`head` (in bold), then `text`."""
+        shown = f"[bold]{self._shown(head)}[/bold]" if head else ""
+        self.console.print(shown + self._shown(text), highlight=False, soft_wrap=True)
+
+    def table(self, title: str, headers: tuple[str, ...], rows: list[tuple[str, ...]], label_column: int = -1) -> None:
+        from rich.table import Table
+
+        table = Table(title=self._shown(title), title_justify="left")
+        for header in headers:
+            table.add_column(header, overflow="fold")
+        for row in rows:
+            cells = [self._shown(c) for c in row]
+            if 0 <= label_column and row[label_column] in LABEL_STYLE:
+                cells[label_column] = f"[{LABEL_STYLE[row[label_column]]}]{cells[label_column]}[/]"
+            table.add_row(*cells)
+        self.console.print(table)
+
+
+class _Plain:
+    """Anywhere else: plain lines, columns padded to their widest cell and never cut or wrapped (and
+    many times faster than rich tables, which counts for 10,000 answers)."""
+
+    def __init__(self, console):
+        self.console = console
+
+    def line(self, text: str = "", head: str = "") -> None:
+        self._write(visible_controls(head + text))
+
+    def _write(self, text: str) -> None:
+        self.console.file.write(text + "\n")  # as it is: nothing for rich to lay out
+
+    def table(self, title: str, headers: tuple[str, ...], rows: list[tuple[str, ...]], label_column: int = -1) -> None:
+        from rich.cells import cell_len
+
+        cells = [list(headers)] + [[visible_controls(c) for c in row] for row in rows]
+        widths = [max(cell_len(r[i]) for r in cells) for i in range(len(headers))]
+        lines = [visible_controls(title)]
+        for r in cells:
+            padded = "  ".join(c + " " * (w - cell_len(c)) for c, w in zip(r[:-1], widths))
+            lines.append(f"  {padded}  {r[-1]}".rstrip(" "))
+        self._write("\n".join(lines))
+
+
+def _print_summary(results: Results, signature: Signature, out) -> None:
+    out.line(f"summary ({INTERVAL_NOTE})")
+    for summary in summary_tables(results):
+        rows = [(_measure(r.measure), str(r.figure), _interval(r.interval)) for r in summary.rows]
+        if summary.labels is not None:
+            rows.append((f"claims {LABELS_HEADER}", _label_cell(summary.labels), ""))
+        out.table(summary.heading, ("measure", "figure", "95 % interval"), rows)
+    out.line("signatures:")
+    for n, s in signatures(results, signature):
+        out.line(f"  {n}: {s}")
+
+
+def _print_answer(a: AnswerRecord, out, title: str) -> None:
+    rows = [(f"{c.statement + 1}.{c.index + 1}", c.text, ", ".join(c.citations) or "—", c.label, c.explanation)
+            for c in a.claims]
+    rows += [(f"{s.index + 1}", s.text, "—", f"({s.kind})", "not scored") for s in a.statements if s.kind != "claim"]
+    out.table(title + _abstained(a), ("#", "claim", "cited", "label", "why"), rows, label_column=3)
+    out.line("  " + " · ".join(f"{m} {a.metrics[m].ratio()}" for m in TABLE_MEASURES if m in a.metrics))
+
+
+def print_text(results: Results, signature: Signature, console, details: bool = False, limit: int = WORST) -> None:
+    """Terminal output: the summary, then every case when `details` (or when the run has no more than
+    `limit` answers), else the `limit` answers with the lowest support and how many were left out.
+    Rich tables and colour on a terminal, plain full-width lines anywhere else. Every string that came
+    from the input is printed as text: control characters visible, never markup."""
+    out = _Rich(console) if console.is_terminal else _Plain(console)
+    _print_summary(results, signature, out)
+    out.line()
+    if details or len(results.answers) <= limit:
+        for case, answers in _by_case(results):
+            out.line(f": {case.question}", head=f"Case {case.id}")
+            out.line(f"  retrieval: {_retrieval_line(case.retrieval)}")
+            for a in answers:
+                _print_answer(a, out, f"answer {a.answer}")
+            out.line()
+        return
+    shown = worst_answers(results, limit)
+    out.line(f" ({len(results.answers) - len(shown)} of {len(results.answers)} left out; --details shows every "
+             "answer)", head=f"the {len(shown)} answers with the lowest support")
+    questions = {c.id: c.question for c in results.cases}
+    for a in shown:
+        _print_answer(a, out, f"case {a.case} · answer {a.answer} · system {a.system}")
+        out.line(f"  question: {questions.get(a.case, '')}")
+        out.line()
+
+
+def text_report(results: Results, signature: Signature, details: bool = False) -> str:
+    """What `print_text` prints to a file or a pipe, as a string (for `report --format text -o`)."""
+    import io
+
+    from rich.console import Console
+
+    buffer = io.StringIO()
+    print_text(results, signature, Console(file=buffer, width=PIPED_WIDTH, color_system=None), details)
+    return buffer.getvalue()

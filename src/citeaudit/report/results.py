@@ -129,13 +129,14 @@ def _ratios_json(report: Report, ratios: dict[str, Ratio]) -> dict[str, Any]:
     return {name: {**r.to_dict(), "signature": report.signature(name)} for name, r in ratios.items()}
 
 
-def answer_json(report: Report, r: AnswerResult) -> dict[str, Any]:
+def answer_json(report: Report, r: AnswerResult, ratios: dict[str, Ratio] | None = None) -> dict[str, Any]:
+    """One answer's record; `ratios`: its `r.ratios()` when the caller has them already."""
     return {
         "case": r.case_id,
         "answer": r.answer_id,
         "system": r.system,
         "abstained": r.abstained,
-        "metrics": _ratios_json(report, r.ratios()),
+        "metrics": _ratios_json(report, r.ratios() if ratios is None else ratios),
         "labels": r.label_counts(),
         "covered_facts": r.covered_facts,
         "statements": [

@@ -1,0 +1,116 @@
+"""The summary tables of a report: every figure of each system as the log keeps it, its raw counts, and a
+95 % interval from a bootstrap over the answers (or cases) whose stored counts add up to it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..metrics.names import DESCRIPTIONS, parse_at_k
+from .results import AnswerRecord, Ratios
+
+RESAMPLES = 1000
+_CHUNK = 100  # resamples drawn at once: bounds memory at 10,000 answers
+
+
+@dataclass(frozen=True)
+class FigureRow:
+    measure: str
+    value: str
+    counts: str
+    interval: str
+    interval_note: str
+    description: str
+    signature: str
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:.3g}"
+
+
+def _percent(v: float | None) -> str:
+    return "n/a" if v is None else f"{100 * v:.1f} %"
+
+
+def bootstrap_ratios(numerators: np.ndarray, denominators: np.ndarray, seed: int = 0) -> list[tuple[float, float] | None]:
+    """Percentile 95 % intervals of sum(num)/sum(den), one per column of the (items x figures) arrays,
+    over resamples of the items with replacement (the same resamples for every figure); resamples with a
+    zero denominator are skipped."""
+    n, m = numerators.shape
+    if n == 0:
+        return [None] * m
+    rng = np.random.default_rng(seed)
+    both = np.hstack([numerators, denominators])
+    sums = []
+    for start in range(0, RESAMPLES, _CHUNK):
+        # how often each item is drawn in each resample: a resample is then one matrix product
+        rows = min(_CHUNK, RESAMPLES - start)
+        drawn = rng.integers(0, n, size=(rows, n)) + n * np.arange(rows)[:, None]
+        weights = np.bincount(drawn.ravel(), minlength=rows * n).reshape(rows, n).astype(float)
+        sums.append(weights @ both)
+    total = np.vstack(sums)
+    out = []
+    for j in range(m):
+        num, den = total[:, j], total[:, m + j]
+        keep = den > 0
+        if not keep.any():
+            out.append(None)
+            continue
+        lo, hi = np.quantile(num[keep] / den[keep], [0.025, 0.975])
+        out.append((float(lo), float(hi)))
+    return out
+
+
+def bootstrap_ratio(numerators: np.ndarray, denominators: np.ndarray, seed: int = 0) -> tuple[float, float] | None:
+    """The interval of one figure (see bootstrap_ratios)."""
+    return bootstrap_ratios(numerators[:, None], denominators[:, None], seed)[0]
+
+
+def figure_rows(ratios: Ratios, parts: list[Ratios], unit: str) -> list[FigureRow]:
+    """One row per figure; `parts` are the per-answer (or per-case) ratios the figure sums."""
+    intervals = _intervals(ratios, parts, unit)
+    rows = []
+    for measure, r in ratios.items():
+        interval, note = intervals[measure]
+        if r.value is None:
+            value = "n/a" + (f" ({r.reason})" if r.reason else "")
+        else:
+            value = _percent(r.value) + (f" ({r.reason})" if r.reason else "")
+        counts = f"mean of {_num(r.denominator)}" if r.kind == "mean" else f"{_num(r.numerator)}/{_num(r.denominator)}"
+        at_k = parse_at_k(measure)
+        description = DESCRIPTIONS.get(f"{at_k[0]}@k" if at_k else measure, "")
+        rows.append(FigureRow(measure, value, counts, interval, note, description, r.signature))
+    return rows
+
+
+def _intervals(ratios: Ratios, parts: list[Ratios], unit: str) -> dict[str, tuple[str, str]]:
+    out: dict[str, tuple[str, str]] = {}
+    resampled: list[str] = []
+    for measure, r in ratios.items():
+        if r.kind != "ratio" or r.value is None or not r.denominator:
+            out[measure] = ("—", "no interval: the log keeps no per-item counts for this figure")
+            continue
+        own = [p[measure] for p in parts if measure in p]
+        # Only a figure that is the plain sum of its parts is resampled over them.
+        if (len(own) != len(parts) or not np.isclose(sum(p.numerator for p in own), r.numerator)
+                or not np.isclose(sum(p.denominator for p in own), r.denominator)):
+            out[measure] = ("—", f"no interval: the figure is not a sum over {unit}s")
+            continue
+        resampled.append(measure)
+    if resampled:
+        num = np.array([[p[m].numerator for m in resampled] for p in parts], dtype=float)
+        den = np.array([[p[m].denominator for m in resampled] for p in parts], dtype=float)
+        for measure, found in zip(resampled, bootstrap_ratios(num, den)):
+            out[measure] = ("—", "no interval") if found is None else (
+                f"{100 * found[0]:.1f}–{100 * found[1]:.1f} %", f"95 % bootstrap over {len(parts)} {unit}s")
+    return out
+
+
+def label_counts(answers: list[AnswerRecord]) -> dict[str, int]:
+    """Claims per label over some answers, as each answer's record counts them."""
+    total: dict[str, int] = {}
+    for a in answers:
+        for label, n in a.labels.items():
+            total[label] = total.get(label, 0) + n
+    return total

@@ -1,0 +1,135 @@
+"""The HTML report of a generated run of 10,000 answers (two systems, about 45,000 claims) in a real headless
+chromium: the summary is in view on load, the claims table sorts, filters and pages, the document stays
+short, hostile text in a question, claim, passage and id stays text. Screenshots go to
+test-output/report/."""
+
+from __future__ import annotations
+
+import pytest
+
+from citeaudit.report.html import render_html
+
+from report_run import shaped_run
+
+pytest.importorskip("playwright")
+
+ANSWERS = 10_000
+XSS = '<script>window.__xss=1</script><img src=x onerror="window.__xss=2">'
+VIEWPORT = {"width": 1280, "height": 900}
+HEIGHT_CEILING = 7_000  # px: summary, charts, diagnosis and one page of 50 rows, whatever the run's size
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("report")
+    log = shaped_run(folder / "cases.jsonl", ANSWERS, hostile=XSS)
+    path = folder / "report.html"
+    path.write_text(render_html(log), encoding="utf-8")
+    return log, path
+
+
+@pytest.fixture
+def shots(test_output):
+    out = test_output / "report"
+    out.mkdir(exist_ok=True)
+    return out
+
+
+@pytest.fixture
+def page(chromium, big):
+    context = chromium.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda err: errors.append(str(err)))
+    page.goto(big[1].as_uri())
+    page.wait_for_selector("body[data-ready=true]", timeout=60_000)
+    yield page
+    context.close()
+    assert errors == [], errors
+
+
+def _column(page, n: int) -> list[str]:
+    return page.locator(f"#claims-table tr.row td:nth-child({n})").all_inner_texts()
+
+
+def _expected_rows(log, system=None, label=None) -> int:
+    """Rows the table should show, counted from the log's records."""
+    n = 0
+    for a in log.results.answers:
+        if system and a.system != system:
+            continue
+        for c in a.claims:
+            shown = "unjudged" if c.judgment is None else "uncertain" if c.judgment.uncertain else c.judgment.label
+            n += label is None or shown == label
+        if label is None:
+            n += sum(f.kind == "fact" for f in log.diagnosis[f"{a.case}/{a.answer}"])
+    return n
+
+
+def test_the_summary_is_in_view_on_load_and_the_page_stays_short(big, page, shots):
+    log, _ = big
+    assert len(log.results.answers) == ANSWERS
+    page.screenshot(path=str(shots / "report-10k-top.png"))
+    summary = page.locator("table.summary").first.bounding_box()
+    assert summary is not None and summary["y"] + 120 < VIEWPORT["height"]  # its first rows are on screen
+    assert page.locator("table.summary[data-system]").count() == 2
+    assert page.locator("#distributions svg").count() == 4
+    height = page.evaluate("document.documentElement.scrollHeight")
+    assert height < HEIGHT_CEILING, height
+    assert page.locator("#claims-table tr.row").count() == 50
+    page.screenshot(path=str(shots / "report-10k-full.png"), full_page=True)
+
+
+def test_the_claims_table_sorts_filters_and_pages(big, page, shots):
+    log, _ = big
+    total = _expected_rows(log)
+    assert page.inner_text("#shown") == f"{total:,} of {total:,} rows"
+
+    page.click("#claims-table th[data-sort=score] button")
+    ascending = [float(s) for s in _column(page, 6) if s != "—"]
+    assert ascending == sorted(ascending) and len(ascending) == 50
+    page.click("#claims-table th[data-sort=score] button")
+    descending = [float(s) for s in _column(page, 6)]
+    assert descending == sorted(descending, reverse=True) and descending[0] > ascending[-1]
+    assert page.get_attribute("#claims-table th[data-sort=score]", "aria-sort") == "descending"
+
+    page.select_option("#f-system", "rag-rerank")
+    assert set(_column(page, 1)) == {"rag-rerank"}
+    expected = _expected_rows(log, system="rag-rerank")
+    assert page.inner_text("#shown") == f"{expected:,} of {total:,} rows"
+
+    page.select_option("#f-label", "contradicts")
+    assert set(_column(page, 4)) == {"contradicts"}
+    expected = _expected_rows(log, system="rag-rerank", label="contradicts")
+    assert page.inner_text("#shown") == f"{expected:,} of {total:,} rows"
+
+    page.select_option("#f-label", "")
+    page.select_option("#f-confidence", "uncertain")
+    assert set(_column(page, 4)) == {"uncertain"}
+    page.select_option("#f-confidence", "")
+    page.select_option("#f-cause", "omitted")
+    assert all(t.startswith("missed fact") for t in _column(page, 3))
+
+    page.click("#next")
+    assert page.inner_text("#page").startswith("page 2 of ")
+    page.locator("#claims-table tr.row").first.click()
+    assert page.locator("#claims-table tr.detail .passage").count() >= 1
+    page.locator("#claims").scroll_into_view_if_needed()
+    page.screenshot(path=str(shots / "report-10k-claims.png"))
+    assert page.evaluate("document.documentElement.scrollHeight") < HEIGHT_CEILING
+
+
+def test_hostile_text_stays_text(page, shots):
+    page.fill("#f-text", "window.__xss")
+    rows = page.locator("#claims-table tr.row")
+    assert rows.count() >= 1
+    rows.first.click()
+    detail = page.locator("#claims-table tr.detail").inner_text()
+    assert XSS in detail  # in the claim and in its cited passage, as text
+    assert page.evaluate("window.__xss") is None
+    assert page.evaluate("document.querySelectorAll('img').length") == 0
+    assert page.evaluate("document.querySelectorAll('script').length") == 2
+    page.locator("#claims").scroll_into_view_if_needed()
+    page.screenshot(path=str(shots / "report-10k-hostile.png"))
