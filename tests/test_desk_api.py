@@ -33,14 +33,18 @@ def _figures(snapshot) -> tuple[str, str]:
     return counts(m["citation_recall"]), counts(m["citation_precision"])
 
 
+# The exercises have their own page and session, under /walkthrough, apart from the user's cases.
+EXERCISES = "/walkthrough/api"
+
+
 def _walk(client, name, variant=None):
-    r = client.post("/api/walkthrough", json={"name": name, "variant": variant})
+    r = client.post(f"{EXERCISES}/walkthrough", json={"name": name, "variant": variant})
     assert r.status_code == 200, r.text
     return r.json()
 
 
-def _cite(client, snap, index, citations):
-    r = client.post("/api/edit", json={"case": snap["case"]["id"], "answer": snap["answer"]["answer"],
+def _cite(client, snap, index, citations, api=EXERCISES):
+    r = client.post(f"{api}/edit", json={"case": snap["case"]["id"], "answer": snap["answer"]["answer"],
                                        "statement": index, "citations": citations})
     assert r.status_code == 200, r.text
     return r.json()
@@ -79,11 +83,11 @@ def test_walkthroughs_reach_the_seed_figures(client, name, variant, steps):
 
 def test_unlabelled_text_edit_is_refused_and_nothing_changes(client):
     snap = _walk(client, "follow")
-    r = client.post("/api/edit", json={"case": snap["case"]["id"], "answer": "original", "statement": 0,
-                                       "text": "Standard items may be returned within 60 days."})
+    r = client.post(f"{EXERCISES}/edit", json={"case": snap["case"]["id"], "answer": "original", "statement": 0,
+                                               "text": "Standard items may be returned within 60 days."})
     assert r.status_code == 409
     assert "no curated label" in r.json()["error"] and "never guesses" in r.json()["error"]
-    after = client.get("/api/state", params={"case": snap["case"]["id"], "answer": "original"}).json()
+    after = client.get(f"{EXERCISES}/state", params={"case": snap["case"]["id"], "answer": "original"}).json()
     assert after["answer"]["statements"][0]["text"] == snap["answer"]["statements"][0]["text"]
 
 
@@ -100,7 +104,7 @@ def test_bad_edits(client, body, status, message):
 
 def test_reset_restores_the_starting_setup(client):
     snap = _cite(client, _walk(client, "repair"), 0, ["S1"])
-    r = client.post("/api/reset", json={"case": snap["case"]["id"], "answer": "original"})
+    r = client.post(f"{EXERCISES}/reset", json={"case": snap["case"]["id"], "answer": "original"})
     assert _figures(r.json()) == ("2/4", "2/3")
 
 
@@ -132,26 +136,162 @@ def test_bad_human_labels(client):
     assert client.post("/api/human", json={**base, "claim": 5, "label": "full", "reviewer": "x"}).status_code == 404
 
 
-def test_desk_on_a_run_log_replays_its_judgments(tmp_path, runner):
+def test_desk_on_a_curated_run_log_judges_edits_live(tmp_path, runner):
     from citeaudit.cli import main
 
     runner.invoke(main, ["examples", "--write", str(tmp_path)])
     run = tmp_path / "run.json"
-    assert runner.invoke(main, ["score", str(tmp_path / "p7_archive.json"), "--out", str(run)]).exit_code == 0
+    assert runner.invoke(main, ["score", str(tmp_path / "returns_desk.json"), "--out", str(run)]).exit_code == 0
     app = TestClient(create_app(desk_session([str(run)])), base_url=DESK)
-    snap = app.get("/api/state", params={"case": "p7", "answer": "A"}).json()
-    assert snap["answer"]["metrics"]["support"]["numerator"] == 1
+    snap = app.get("/api/state", params={"case": "returns-desk", "answer": "original"}).json()
     assert snap["judge"] == json.loads(run.read_text())["judge"]
+    assert snap["judge_status"]["live"] is True and "made again as `curated`" in snap["judge_status"]["note"]
+    # the log holds no judgment of C1 citing S1; the run's judge, made again from the log's labels, does
+    edited = _cite(app, snap, 0, ["S1"], api="/api")
+    assert _figures(edited) == ("3/4", "3/3")
+
+
+def test_desk_on_a_model_run_log_judges_edits_with_the_same_model(tmp_path, runner):
+    from citeaudit.cli import main
+
+    runner.invoke(main, ["examples", "--write", str(tmp_path)])
+    run = tmp_path / "run.json"
+    args = ["score", str(tmp_path / "returns_desk.json"), "--judge", "model:band=0.2", "--out", str(run)]
+    assert runner.invoke(main, args).exit_code == 0
+    app = TestClient(create_app(desk_session([str(run)])), base_url=DESK)
+    snap = app.get("/api/state", params={"case": "returns-desk", "answer": "original"}).json()
+    assert snap["judge_status"]["live"] is True and "`model:band=0.2`" in snap["judge_status"]["note"]
+    edited = _cite(app, snap, 2, ["S3"], api="/api")  # a pair the run never judged
+    assert edited["answer"]["statements"][2]["judgment"]["judge"] == json.loads(run.read_text())["judge"]
+
+
+def test_a_run_log_whose_judge_cannot_be_made_says_so_and_replays(unsure, tmp_path):
+    from citeaudit.judges import Judgments
+    from citeaudit.metrics import score_cases
+    from citeaudit.runlog import build_runlog, write_runlog
+
+    _, judge, _ = unsure
+    judgments = Judgments(judge)
+    write_runlog(tmp_path / "run.json", build_runlog(score_cases(judge.resolved, judgments), judgments))
+    app = TestClient(create_app(desk_session([str(tmp_path / "run.json")])), base_url=DESK)
+    snap = app.get("/api/state", params={"case": "p7", "answer": "A"}).json()
+    assert snap["judge_status"]["live"] is False
+    assert "cannot be made here" in snap["judge_status"]["note"] and "--judge SPEC" in snap["judge_status"]["note"]
     r = app.post("/api/edit", json={"case": "p7", "answer": "A", "statement": 1, "citations": ["D1"]})
-    assert r.status_code == 409 and "no recorded judgment" in r.json()["error"]
+    assert r.status_code == 409
+    assert "no recorded judgment" in r.json()["error"] and "--judge SPEC" in r.json()["error"]
+
+
+@pytest.mark.parametrize("signature, specs", [
+    ("curated@1#bae77781673c", ["curated"]),
+    ("model:judge-v1[onnx:judge-v1@1#61a8|max=256|map=full=full]|guard=off|cal=off|zh=model|band=0.2|sets=parts",
+     ["model:guard=off,calibration=off,zh=model,band=0.2"]),
+    ("model:judge-v1[onnx:judge-v1@1#61a8|max=256]|guard=on@2|cal=on|zh=embedding:0.9175|band=0.13", ["model:band=0.13"]),
+    ("model:elsewhere[onnx:elsewhere@1#61a8]|guard=on@2", []),  # a model directory that is not here
+    ("embedding@1#abc|model=e5|thr=0.9|win=160", ["embedding:thr=0.9,win=160"]),
+    ("hf:no-such-dir@1#abc", []),
+    ("openai:gpt-4o@1#abc|base=api.example.com", []),
+])
+def test_the_specs_read_back_from_a_judge_signature(signature, specs):
+    from citeaudit.desk.rebuild import candidate_specs
+
+    assert candidate_specs(signature) == specs
+
+
+def test_exercises_never_enter_the_users_session_or_its_export(client):
+    assert client.post("/api/walkthrough", json={"name": "follow"}).status_code == 404
+    _walk(client, "repair")
+    _walk(client, "test-scope", "clearance")
+    user = client.get("/api/state").json()
+    assert [c["id"] for c in user["cases"]] == ["p7", "p7-zh", "returns-desk", "manual-audit"]
+    log = client.get("/api/export").json()
+    assert [c["id"] for c in log["cases"]] == ["p7", "p7-zh", "returns-desk", "manual-audit"]
+    assert not any(p["case"].startswith("returns-desk-") for p in log["passages"])
+    exercises = client.get(f"{EXERCISES}/state").json()
+    assert {c["id"] for c in exercises["cases"]} == {"returns-desk-follow", "returns-desk-repair",
+                                                     "returns-desk-test-scope"}
+
+
+def test_the_export_reports_its_progress(client):
+    assert client.get("/api/export/progress").json() == {"running": False, "done": 0, "total": 0}
+    assert client.get("/api/export").status_code == 200
+    assert client.get("/api/export/progress").json() == {"running": False, "done": 4, "total": 4}
+
+
+def test_the_export_asks_the_judge_nothing_already_judged(unsure):
+    session, judge, client = unsure
+    client.get("/api/state")
+    judge.asked.clear()
+    log = client.get("/api/export").json()
+    assert judge.asked == [] and log["judgments"]
+
+
+def test_the_overview_sums_per_system_and_pages_sorts_and_filters(client):
+    answers = client.get("/api/state").json()["answer_count"]
+    view = client.get("/api/overview", params={"limit": 2}).json()
+    assert (view["total"], view["matching"], len(view["rows"])) == (answers, answers, 2)
+    by_system = {s["system"]: s for s in view["summary"]}
+    rows = client.get("/api/overview", params={"limit": 50}).json()["rows"]
+    for name, figures in by_system.items():
+        mine = [r for r in rows if r["system"] == name]
+        assert figures["answers"] == len(mine)
+        assert figures["support"]["denominator"] == sum(r["support"]["denominator"] for r in mine)
+    ranked = client.get("/api/overview", params={"sort": "support", "order": "desc"}).json()["rows"]
+    values = [r["support"]["value"] for r in ranked if r["support"]["value"] is not None]
+    assert values == sorted(values, reverse=True)
+    only = client.get("/api/overview", params={"label": "none"}).json()
+    assert only["matching"] and all(r["labels"]["none"] for r in only["rows"])
+    assert client.get("/api/overview", params={"text": "returns"}).json()["rows"][0]["case"] == "returns-desk"
+    assert client.get("/api/overview", params={"sort": "nope"}).status_code == 422
+    assert client.get("/api/overview", params={"limit": 100_000}).status_code == 422
+
+
+def test_a_long_passage_and_question_are_folded_for_display(tmp_path):
+    from citeaudit.desk import DeskSession
+    from citeaudit.records import Case
+
+    passage = "x" * 600_000 + " The window is 30 days. " + "y" * 600_000
+    case = Case.model_validate({
+        "id": "big", "question": "Why? " * 400_000, "sources": [{"id": "S1", "text": passage}],
+        "answers": [{"id": "a", "statements": [{"id": "C1", "text": "The window is 30 days.", "citations": ["S1"]}]}],
+        "labels": [{"claim": "The window is 30 days.", "passages": ["S1"], "label": "full"}]})
+    client = TestClient(create_app(DeskSession([case])), base_url=DESK)
+    r = client.get("/api/state")
+    assert r.status_code == 200 and len(r.content) < 200_000
+    snap = r.json()
+    assert "more characters not shown" in snap["case"]["question"]
+    cited = snap["answer"]["inspector"][0]["citedPassages"][0]
+    assert cited["text"] is None and cited["length"] == len(passage)
+    for piece in cited["pieces"]:
+        assert passage[piece["start"]:piece["start"] + len(piece["text"])] == piece["text"]
+    assert snap["passages"][0]["length"] == len(passage) and len(snap["passages"][0]["text"]) < 1000
+
+
+def test_kappa_is_na_for_one_reviewed_claim(client):
+    label = {"case": "returns-desk", "answer": "original", "statement": 1, "claim": 0, "label": "full",
+             "reviewer": "maya"}
+    agreement = client.post("/api/human", json=label).json()["agreement"]
+    assert (agreement["n"], agreement["agree"], agreement["kappa"]) == (1, 1, None)
+    assert "needs at least 20" in agreement["kappa_reason"]
+
+
+def test_a_store_serves_requests_from_the_servers_threads(tmp_path):
+    from citeaudit.desk import DeskSession
+    from citeaudit.examples import EXAMPLE_FILES, load_example
+
+    cases = [rc.case for name in EXAMPLE_FILES for rc in load_example(name)]
+    client = TestClient(create_app(DeskSession(cases, "curated", str(tmp_path / "desk.db"))), base_url=DESK)
+    for case in ("p7", "returns-desk", "p7"):  # each request is served on a worker thread
+        assert client.get("/api/state", params={"case": case}).status_code == 200
+    assert client.get("/api/export").status_code == 200
 
 
 def test_unknown_walkthrough_and_case(client):
-    assert client.post("/api/walkthrough", json={"name": "nope"}).status_code == 404
-    r = client.post("/api/walkthrough", json={"name": "test-scope", "variant": "nope"})
+    assert client.post(f"{EXERCISES}/walkthrough", json={"name": "nope"}).status_code == 404
+    r = client.post(f"{EXERCISES}/walkthrough", json={"name": "test-scope", "variant": "nope"})
     assert (r.status_code, r.json()) == (404, {"error": "no setup 'nope' of walkthrough 'test-scope'; its setups: "
                                                          "window-receipt, clearance, two-supports"})
-    r = client.post("/api/walkthrough", json={"name": "follow", "variant": "nope"})
+    r = client.post(f"{EXERCISES}/walkthrough", json={"name": "follow", "variant": "nope"})
     assert (r.status_code, r.json()) == (404, {"error": "no setup 'nope' of walkthrough 'follow'; it has no setups"})
     assert client.get("/api/state", params={"case": "nope"}).status_code == 404
 
@@ -280,9 +420,8 @@ def test_the_queue_judges_a_case_again_only_once_it_changes(unsure):
     assert session.review_queue()["count"] == 4
     assert judge.asked == []  # nothing changed: nothing judged
     session.edit_statement("p7", "A", 1, citations=["D1"])  # scores p7, then its snapshot's queue
-    assert set(judge.asked) == {"The continuous limit is 80 °C.", "Eco reduces annual energy by 15%.",
-                                "The pilot was validated on a thousand machines.", "The Eco pilot ran for thirty days.",
-                                "It reported reduced downtime of 15%."}  # p7's claims only: the other cases are as they were
+    # only the edited claim's new pair: every other pair was judged before and is kept for the session
+    assert judge.asked == ["Eco reduces annual energy by 15%."]
 
 
 def test_a_run_log_with_uncertain_judgments_fills_the_queue(unsure, tmp_path):

@@ -85,6 +85,13 @@ def page(chromium, desk_url):
         yield p
 
 
+@pytest.fixture
+def exercises(chromium, desk_url):
+    """The exercises' own page: its session never touches the user's cases."""
+    with open_page(chromium, desk_url + "walkthrough") as p:
+        yield p
+
+
 def figures(page, recall: str, precision: str) -> None:
     """The on-screen recall and precision, as counts and as text."""
     expect(page.locator("#score-citation_recall")).to_have_attribute("data-counts", recall)
@@ -116,7 +123,8 @@ def goal(page, i: int, met: bool = True) -> None:
     expect(page.locator(f"#goal-{i}")).to_have_attribute("data-met", "true" if met else "false")
 
 
-def test_the_five_exercises_reach_the_seed_figures(page, shots):
+def test_the_five_exercises_reach_the_seed_figures(exercises, shots):
+    page = exercises
     # Follow: as found, then follow C1's thread to S2 and read it in the inspector.
     exercise(page, "wt-follow")
     figures(page, "2/4", "2/3")
@@ -201,7 +209,8 @@ def test_the_five_exercises_reach_the_seed_figures(page, shots):
     figures(page, "1/1", "2/2")
 
 
-def test_an_edit_without_a_curated_label_is_refused_visibly(page):
+def test_an_edit_without_a_curated_label_is_refused_visibly(exercises):
+    page = exercises
     exercise(page, "wt-follow")
     figures(page, "2/4", "2/3")
     select(page, 0)
@@ -220,7 +229,8 @@ def test_an_edit_without_a_curated_label_is_refused_visibly(page):
     expect(message).to_be_hidden()
 
 
-def test_a_human_label_set_in_review_mode_is_in_the_exported_run(page):
+def test_a_human_label_set_in_review_mode_is_in_the_exported_run(exercises, tmp_path):
+    page = exercises
     exercise(page, "wt-follow")
     page.click("#review-toggle")
     expect(page.locator("#review")).to_be_visible()
@@ -228,24 +238,35 @@ def test_a_human_label_set_in_review_mode_is_in_the_exported_run(page):
     page.fill("#reviewer", "ana")
     page.fill("#review-note", "S2 has no time window")
     page.click("#label-none")
-    expect(page.locator("#label-none")).to_have_attribute("aria-pressed", "true")
+    # a label moves on to the next claim
+    expect(page.locator("#review-position")).to_have_text("Claim 2 of 4 · statement C2")
     expect(page.locator("#agreement")).to_have_attribute("data-n", "1")
     expect(page.locator("#agreement")).to_have_attribute("data-agree", "1")
+    expect(page.locator("#kappa")).to_have_text("n/a")  # one reviewed claim: no kappa yet
     expect(page.locator("#human-labels")).to_contain_text("S2 has no time window")
-    # Next claim from the keyboard, labelled with a shortcut (2 = partial; the automatic label is full).
-    page.click("#review-next")
-    expect(page.locator("#review-position")).to_have_text("Claim 2 of 4 · statement C2")
     page.keyboard.press("k")
     expect(page.locator("#review-position")).to_have_text("Claim 1 of 4 · statement C1")
+    expect(page.locator("#label-none")).to_have_attribute("aria-pressed", "true")
     page.keyboard.press("j")
     expect(page.locator("#review-position")).to_have_text("Claim 2 of 4 · statement C2")
     expect(page.locator("#st-1")).to_have_attribute("aria-selected", "true")
-    page.keyboard.press("2")
+    page.keyboard.press("2")  # partial; the automatic label is full
+    expect(page.locator("#review-position")).to_have_text("Claim 3 of 4 · statement C3")
     expect(page.locator("#agreement")).to_have_attribute("data-n", "2")
     expect(page.locator("#agreement")).to_have_attribute("data-agree", "1")
-    expect(page.locator("#export")).to_have_attribute("href", "/api/export")
+    expect(page.locator("#kappa")).to_have_text("n/a")
+    # the judge signature stays inside the review panel (cut with an ellipsis, whole on hover)
+    panel = page.locator("#review").bounding_box()
+    for sig in page.locator("#review .signature").all():
+        box = sig.bounding_box()
+        assert box["x"] + box["width"] <= panel["x"] + panel["width"] + 1
 
-    log = page.evaluate("fetch('/api/export').then((r) => r.json())")
+    with page.expect_download() as download:
+        page.click("#export")
+    expect(page.locator("#export-text")).to_contain_text("Run log exported")
+    path = tmp_path / "desk-run.json"
+    download.value.save_as(path)
+    log = json.loads(path.read_text(encoding="utf-8"))
     human = [j for j in log["judgments"] if j["judgment"]["judge"] == "human:ana"]
     by_text = {j["text"]: j["judgment"] for j in human}
     assert by_text["Standard items may be returned within 30 days of delivery."]["label"] == "none"
@@ -392,7 +413,8 @@ def test_direction_controls_in_ids_and_claims_are_shown_as_marks(chromium, tmp_p
         page.screenshot(path=str(shots / "bidi-marks.png"), full_page=True)
 
 
-def test_keyboard_only_select_a_statement_and_toggle_a_citation(page):
+def test_keyboard_only_select_a_statement_and_toggle_a_citation(exercises):
+    page = exercises
     exercise(page, "wt-follow")
     figures(page, "2/4", "2/3")
     page.evaluate("document.activeElement.blur()")
@@ -439,7 +461,7 @@ def test_keyboard_only_select_a_statement_and_toggle_a_citation(page):
 
 
 def test_a_narrow_window_stacks_the_panels(chromium, desk_url, shots):
-    with open_page(chromium, desk_url, width=400, height=800) as page:
+    with open_page(chromium, desk_url + "walkthrough", width=400, height=800) as page:
         exercise(page, "wt-follow")
         figures(page, "2/4", "2/3")
         for panel in ("#scores-panel", "#map", "#inspector"):
@@ -476,9 +498,10 @@ def test_the_3d_view_or_its_fallback(chromium, desk_url, shots):
         finally:
             context.close()
 
-    with open_page(chromium, desk_url) as page:
+    with open_page(chromium, desk_url + "walkthrough") as page:
         exercise(page, "wt-trim")
         page.click("#view-3d")
+        expect(page.locator("#view-3d-about")).to_contain_text("passage ids, ranks and titles only")
         canvas = page.locator("#three-canvas")
         note = page.locator("#map-note")
         # (the page's CSP forbids eval, so no wait_for_function: locators and evaluate only)

@@ -2,9 +2,9 @@
 and watch the scores change (through the same scoring code as the command line)."""
 
 from ..errors import DeskError
-from .session import DeskSession
+from .session import DeskSession, JudgeStatus
 
-__all__ = ["DeskError", "DeskSession", "create_app", "serve"]
+__all__ = ["DeskError", "DeskSession", "JudgeStatus", "create_app", "serve"]
 
 
 def create_app(session: DeskSession, **options):

@@ -1,5 +1,6 @@
 """HTTP layer of the desk (FastAPI). Bound to 127.0.0.1 unless told otherwise; serves the static app
-and a small JSON API over a DeskSession.
+and a small JSON API over a DeskSession (under /api), and the same page and API for the exercises' own
+session (under /walkthrough), which never mixes with the user's cases.
 
 The desk has no authentication, so it guards what it can: it answers only to the host names it was
 started for (a page on another site cannot reach it by rebinding its own name to 127.0.0.1), refuses
@@ -31,6 +32,7 @@ MAX_NOTE = 5_000
 MAX_REVIEWER = 200
 MAX_CITATIONS = 200
 MAX_INDEX = 1_000_000
+MAX_PAGE = 500  # rows of the answers table per request
 MAX_MESSAGE = 400  # an error reply's message; longer ones keep their start and end
 
 # The page's own policy (also in index.html), plus what only a header can say: no framing by anyone.
@@ -225,7 +227,7 @@ def create_app(session: DeskSession, hosts: Iterable[str] = LOOPBACK_HOSTS, port
     """The desk's web app. It answers only requests whose Host header names one of `hosts` (and `port`,
     when given; any port otherwise) and reads request bodies of at most `max_body` bytes."""
     _require()
-    from fastapi import FastAPI, Query, Request
+    from fastapi import FastAPI, Request
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import FileResponse, JSONResponse
     from fastapi.staticfiles import StaticFiles
@@ -256,46 +258,116 @@ def create_app(session: DeskSession, hosts: Iterable[str] = LOOPBACK_HOSTS, port
     def index():
         return FileResponse(str(static.joinpath("index.html")))
 
-    @app.get("/api/state")
+    @app.get("/walkthrough")
+    def walkthrough_page():
+        # The same page; it reads its own session from /walkthrough/api, apart from the user's cases.
+        return FileResponse(str(static.joinpath("index.html")))
+
+    exercises: dict[str, DeskSession] = {}
+
+    def exercise_session() -> DeskSession:
+        with session.lock:
+            if "session" not in exercises:
+                exercises["session"] = walkthrough_session()
+            return exercises["session"]
+
+    _api_routes(app, "/api", lambda: session)
+    _api_routes(app, "/walkthrough/api", exercise_session)
+
+    app.mount("/static", StaticFiles(directory=str(static)), name="static")
+    return app
+
+
+def walkthrough_session() -> DeskSession:
+    """The exercises' own session (the built-in returns desk case, curated labels): loading an exercise
+    never touches the user's cases, their review or their exported run."""
+    from ..records import Case
+    from .walkthroughs import walkthrough_case
+
+    session = DeskSession([Case.model_validate(walkthrough_case("follow"))], "curated", source="exercises",
+                          exercises=True)
+    session.load_walkthrough("follow")
+    return session
+
+
+def _api_routes(app, prefix: str, get_session) -> None:
+    """The JSON API over the session `get_session()` returns, under `prefix`. Requests are served one at a
+    time per session (its lock); the export's progress is read without waiting for it."""
+    from fastapi import Query, Response
+
+    @app.get(f"{prefix}/state")
     # Query as a default, not in Annotated: it is imported here, out of reach of postponed annotations.
     def state(case: str | None = Query(None, max_length=MAX_ID),
               answer: str | None = Query(None, max_length=MAX_ID)) -> dict[str, Any]:
-        return session.snapshot(case, answer)
+        session = get_session()
+        with session.lock:
+            return session.snapshot(case, answer)
 
-    @app.post("/api/edit")
+    @app.get(f"{prefix}/overview")
+    def overview(offset: int = Query(0, ge=0, le=MAX_INDEX), limit: int = Query(50, ge=1, le=MAX_PAGE),
+                 sort: str = Query("case", max_length=40), order: str = Query("asc", pattern="^(asc|desc)$"),
+                 system: str | None = Query(None, max_length=MAX_ID),
+                 label: str | None = Query(None, max_length=40),
+                 text: str | None = Query(None, max_length=MAX_ID)) -> dict[str, Any]:
+        session = get_session()
+        with session.lock:
+            return session.overview(offset, limit, sort, order == "desc", system or None, label or None,
+                                    text or None)
+
+    @app.post(f"{prefix}/edit")
     def edit(body: Edit) -> dict[str, Any]:
-        return session.edit_statement(body.case, body.answer, body.statement, body.text, body.citations)
+        session = get_session()
+        with session.lock:
+            return session.edit_statement(body.case, body.answer, body.statement, body.text, body.citations)
 
-    @app.get("/api/walkthroughs")
+    @app.get(f"{prefix}/walkthroughs")
     def walkthroughs() -> list[dict[str, Any]]:
         from .walkthroughs import WALKTHROUGHS
 
         return [{"name": n, **w.describe(None)} for n, w in WALKTHROUGHS.items()]
 
-    @app.post("/api/walkthrough")
+    @app.post(f"{prefix}/walkthrough")
     def walkthrough(body: Load) -> dict[str, Any]:
-        return session.load_walkthrough(body.name, body.variant)
+        session = get_session()
+        with session.lock:
+            return session.load_walkthrough(body.name, body.variant)
 
-    @app.post("/api/reset")
+    @app.post(f"{prefix}/reset")
     def reset(body: Reset) -> dict[str, Any]:
-        if body.case not in session.cases:
-            raise DeskError(404, f"no case '{body.case}'")
-        session.reset(body.case)
-        return session.snapshot(body.case, body.answer)
+        session = get_session()
+        with session.lock:
+            if body.case not in session.cases:
+                raise DeskError(404, f"no case '{body.case}'")
+            session.reset(body.case)
+            return session.snapshot(body.case, body.answer)
 
-    @app.post("/api/human")
+    @app.post(f"{prefix}/human")
     def human(body: Human) -> dict[str, Any]:
-        return session.set_human_label(body.case, body.answer, body.statement, body.claim, body.label,
-                                       body.note, body.reviewer)
+        session = get_session()
+        with session.lock:
+            return session.set_human_label(body.case, body.answer, body.statement, body.claim, body.label,
+                                           body.note, body.reviewer)
 
-    @app.get("/api/export")
+    @app.get(f"{prefix}/export")
     def export():
-        log = session.export()
-        return JSONResponse(log.model_dump(mode="json"),
-                            headers={"Content-Disposition": 'attachment; filename="desk-run.json"'})
+        session = get_session()
 
-    app.mount("/static", StaticFiles(directory=str(static)), name="static")
-    return app
+        def progress(done: int, total: int) -> None:
+            session.export_progress = {"running": done < total, "done": done, "total": total}
+
+        with session.lock:
+            session.export_progress = {"running": True, "done": 0, "total": len(session.cases)}
+            try:
+                log = session.export(progress)
+            finally:
+                session.export_progress = {**session.export_progress, "running": False}
+            body = log.model_dump_json()
+        return Response(body, media_type="application/json",
+                        headers={"Content-Disposition": 'attachment; filename="desk-run.json"'})
+
+    @app.get(f"{prefix}/export/progress")
+    def export_progress() -> dict[str, Any]:
+        return get_session().export_progress  # no lock: read while the export holds it
 
 
 # ------------------------------------------------------------------------------------------ serve

@@ -1,10 +1,15 @@
 """The desk's working state: cases being reviewed, edits, human labels, and scores from the same
-scoring code as the command line. The web layer (`app.py`) only translates HTTP to these calls."""
+scoring code as the command line. The web layer (`app.py`) only translates HTTP to these calls.
+
+Scores are kept per case and made again only for a case that changed, and every judgment is kept for
+the session (in the judgment store when one is given, in memory otherwise): a run of thousands of
+answers is judged once, and each click rescores only the case it changed."""
 
 from __future__ import annotations
 
 import copy
-import json
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -12,13 +17,22 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import DeskError, JudgeError, validation_problems
-from ..judges import Judge, Judgments, JudgmentStore, make_judge
-from ..metrics import ClaimResult, Settings, score_cases
+from ..judges import Judge, Judgments, JudgmentStore, MemoryStore, Request, make_judge
+from ..metrics import ClaimResult, Report, Settings, score_cases
 from ..records import LABELS, Case, Judgment
 from ..report.render import answer_json
 from ..resolve import ResolvedCase, resolve
 from ..runlog import RunLog, build_runlog
+from .display import clip_text, fold_passage, preview
 from .walkthroughs import WALKTHROUGHS, walkthrough_case
+
+# How many cases the case picker lists, and how many queued claims a snapshot carries (the count is
+# always whole): a run of 10,000 answers is browsed through the paged answers table instead.
+MAX_PICKER_CASES = 500
+MAX_QUEUE_ITEMS = 500
+# The answers table's columns that sort, each a figure of the answer (its value; undefined ones last).
+SORTABLE = ("case", "system", "claims", "support", "citation_precision", "citation_recall", "coverage", "unsure")
+OVERVIEW_MEASURES = ("support", "citation_precision", "citation_recall", "coverage", "citation_presence")
 
 
 @dataclass
@@ -35,6 +49,14 @@ class HumanLabel:
     created: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
 
 
+@dataclass
+class JudgeStatus:
+    """Whether edits are judged live, and if not, why (shown in the page and sent by the API)."""
+
+    live: bool
+    note: str | None = None
+
+
 def _queue_item(case_id: str, answer_id: str, claim: ClaimResult) -> dict[str, Any]:
     """One claim of the review queue: where it is, what it says and cites, and the judge's best guess."""
     scores = claim.judgment.scores or {}
@@ -44,51 +66,140 @@ def _queue_item(case_id: str, answer_id: str, claim: ClaimResult) -> dict[str, A
             "judge": claim.judgment.judge}
 
 
+class SessionStore:
+    """The judgments a session has used, in memory, in front of the judgment store (when one is given):
+    a pair asked again (every snapshot, the export) is found by its request alone, without hashing
+    its texts for the store's key again."""
+
+    def __init__(self, backing=None):
+        self.backing = backing
+        self.path = getattr(backing, "path", "<desk session>")
+        self._items: dict[tuple[str, Request], Judgment] = {}
+
+    def get(self, request: Request, judge_signature: str) -> Judgment | None:
+        found = self._items.get((judge_signature, request))
+        if found is None and self.backing is not None:
+            found = self.backing.get(request, judge_signature)
+            if found is not None:
+                self._items[(judge_signature, request)] = found
+        return found
+
+    def put(self, request: Request, judgment: Judgment) -> Judgment:
+        kept = self.backing.put(request, judgment) if self.backing is not None else judgment
+        self._items[(judgment.judge, request)] = kept
+        return kept
+
+
+def combine(reports: list[Report], settings: Settings) -> Report:
+    """One report of several cases, from each case's own (scoring treats every case on its own)."""
+    first = reports[0]
+    return Report([rc for r in reports for rc in r.cases], [a for r in reports for a in r.answers],
+                  {k: v for r in reports for k, v in r.retrieval.items()}, first.judge_signature, settings,
+                  first.parsing)
+
+
 class DeskSession:
     def __init__(self, cases: list[Case], judge_spec: str = "curated", store_path: str | None = None,
-                 settings: Settings = Settings(), source: str = "cases", judge: Judge | None = None):
+                 settings: Settings = Settings(), source: str = "cases", judge: Judge | None = None,
+                 recorded: MemoryStore | None = None, judge_status: JudgeStatus | None = None,
+                 exercises: bool = False):
         if not cases:
             raise ValueError("the desk needs at least one case")
         self.source = source
         self.judge_spec = judge_spec
         self.settings = settings
-        self.store = JudgmentStore(store_path) if store_path else None
+        # Judgments outlive each request: the SQLite store when given, else memory (with a run log's
+        # recorded judgments in it, when the desk was opened on one).
+        self.store = SessionStore(JudgmentStore(store_path) if store_path else recorded)
+        self.exercises = exercises  # the walkthrough page's own session: exercises load here only
         self._original = {c.id: c.model_dump(mode="json", exclude_none=True) for c in cases}
-        self.cases: dict[str, dict[str, Any]] = copy.deepcopy(self._original)
+        self._models = {c.id: c for c in cases}  # as loaded: resolved without validating them again
+        # A case is copied before it is changed (edits, reset), so the loaded form can be shared until then.
+        self.cases: dict[str, dict[str, Any]] = dict(self._original)
         self.human: list[HumanLabel] = []
         self.walkthrough: str | None = None
         self._judge: Judge | None = judge  # given: used as is (e.g. replaying a run log)
         self._fixed_judge = judge is not None
-        # case id -> (judge, case data as JSON, its uncertain claims): a case is judged again only after
-        # it changes or the judge does (the curated judge is remade on every call, so it is never reused)
-        self._unsure: dict[str, tuple[Judge, str, list[dict[str, Any]]]] = {}
+        self.judge_status = judge_status or JudgeStatus(live=True)
+        # Each case's version goes up with every change; its report and resolved form are kept per version.
+        self._versions: dict[str, int] = dict.fromkeys(self.cases, 0)
+        self._resolved_cache: dict[str, tuple[int, ResolvedCase]] = {}
+        # case id -> (version and judge, its report, the judgments it used)
+        self._reports: dict[str, tuple[tuple[int, str], Report, list[tuple[Request, Judgment]]]] = {}
+        self._changes = 0  # changes to any case: the answers table is made again after one
+        self._overview_cache: tuple[tuple[int, str], list[dict[str, Any]], list[dict[str, Any]]] | None = None
+        self._unsure_cache: tuple[tuple[int, str], list[dict[str, Any]]] | None = None
+        self._labels_version = 0  # the curated judge is made again only when the cases' labels change
+        self._judge_made_at = -1
+        self.export_progress: dict[str, Any] = {"running": False, "done": 0, "total": 0}
+        self.lock = threading.RLock()  # one request at a time changes or reads the session
 
     # ---------------------------------------------------------------- scoring
 
+    def _changed(self, case_id: str) -> None:
+        self._versions[case_id] = self._versions.get(case_id, 0) + 1
+        self._changes += 1
+
     def _resolved(self, case_id: str, data: dict[str, Any] | None = None) -> ResolvedCase:
-        data = self.cases[case_id] if data is None else data
-        try:
-            case = Case.model_validate(data)
-        except ValidationError as err:
-            raise DeskError(422, "; ".join(map(str, validation_problems(err, f"case {case_id}")))) from None
+        version = self._versions.get(case_id, 0)
+        if data is None:
+            cached = self._resolved_cache.get(case_id)
+            if cached and cached[0] == version:
+                return cached[1]
+        source = self.cases[case_id] if data is None else data
+        if data is None and version == 0 and case_id in self._models:
+            case = self._models[case_id]
+        else:
+            try:
+                case = Case.model_validate(source)
+            except ValidationError as err:
+                raise DeskError(422, "; ".join(map(str, validation_problems(err, f"case {case_id}")))) from None
         rc, problems = resolve(case)
         if problems:
             raise DeskError(422, "; ".join(f"{'.'.join(map(str, p))}: {m}" for p, m in problems))
+        if data is None:
+            self._resolved_cache[case_id] = (version, rc)
         return rc
 
     def judge(self) -> Judge:
         # The curated judge reads the labels of the cases now loaded; other judges load once.
-        if not self._fixed_judge and (self._judge is None or self.judge_spec == "curated"):
+        if not self._fixed_judge and (self._judge is None or (
+                self.judge_spec == "curated" and self._judge_made_at != self._labels_version)):
             resolved = [self._resolved(cid) for cid in self.cases]
             self._judge = make_judge(self.judge_spec, resolved)
+            self._judge_made_at = self._labels_version
         return self._judge
 
-    def score(self, case_id: str, data: dict[str, Any] | None = None):
+    def _refusal(self, err: JudgeError) -> DeskError:
+        why = f" {self.judge_status.note}" if self.judge_status.note else ""
+        return DeskError(409, f"{err}.{why} The desk never guesses a score: this edit is not applied.")
+
+    def score(self, case_id: str, data: dict[str, Any] | None = None) -> Report:
+        """The case's report: kept until the case or the judge changes; `data` scores a proposed edit."""
+        return self._scored(case_id, data)[0]
+
+    def _scored(self, case_id: str, data: dict[str, Any] | None = None) -> tuple[Report, list[tuple[Request, Judgment]]]:
+        judge = self.judge()
+        key = (self._versions.get(case_id, 0), judge.signature)
+        if data is None:
+            cached = self._reports.get(case_id)
+            if cached and cached[0] == key:
+                return cached[1], cached[2]
         rc = self._resolved(case_id, data)
+        judgments = Judgments(judge, self.store)
         try:
-            return score_cases([rc], Judgments(self.judge(), self.store), self.settings)
+            report = score_cases([rc], judgments, self.settings)
         except JudgeError as err:
-            raise DeskError(409, f"{err}. The desk never guesses a score: this edit is not applied.") from None
+            raise self._refusal(err) from None
+        if data is None:
+            self._reports[case_id] = (key, report, judgments.recorded())
+        return report, judgments.recorded()
+
+    def _scored_or_none(self, case_id: str) -> Report | None:
+        try:
+            return self.score(case_id)
+        except DeskError:
+            return None  # edits that cannot be scored are refused, so only a case loaded that way lands here
 
     # ---------------------------------------------------------------- reading
 
@@ -104,7 +215,8 @@ class DeskSession:
         raise DeskError(404, f"no answer '{answer_id}' in case '{case_id}'")
 
     def snapshot(self, case_id: str | None = None, answer_id: str | None = None) -> dict[str, Any]:
-        """Everything the app shows for one answer: passages, statements, judgments, checks, scores."""
+        """Everything the app shows for one answer: passages, statements, judgments, checks, scores.
+        Long texts come folded (see display.py): what the page shows stays small whatever the input."""
         case_id = case_id or next(iter(self.cases))
         data = self._case(case_id)
         answer_id = answer_id or (data["answers"][0]["id"] if data["answers"] else None)
@@ -112,8 +224,8 @@ class DeskSession:
         rc = report.cases[0]
         ranking = rc.case.ranking or []
         passages = [
-            {"id": p.id, "doc": p.doc_id, "version": p.version, "title": p.title, "text": p.text,
-             "span": {"start": p.start, "end": p.end},
+            {"id": p.id, "doc": p.doc_id, "version": p.version, "title": clip_text(p.title or ""),
+             **preview(p.text), "span": {"start": p.start, "end": p.end},
              "rank": ranking.index(p.doc_id) + 1 if p.doc_id in ranking else None}
             for p in rc.passages.values()
         ]
@@ -122,31 +234,47 @@ class DeskSession:
             self._answer_index(case_id, answer_id)
             result = next(r for r in report.answers if r.answer_id == answer_id)
             answer = answer_json(report, result)
-            answer["inspector"] = [self._inspector(rc, s) for s in answer["statements"]]
+            for item in (*answer["statements"], *answer["claims"]):
+                item["text"] = clip_text(item["text"])
+            answer["inspector"] = [self._inspector(rc, st, [c for c in answer["claims"] if c["statement"] == st["index"]])
+                                   for st in answer["statements"]]
+        picker = list(self.cases.items())[:MAX_PICKER_CASES]
+        if case_id not in dict(picker):
+            picker.append((case_id, data))
+        queue = self.review_queue()
         return {
             "source": self.source,
             "judge": report.judge_signature,
-            "cases": [{"id": cid, "question": c["question"]} for cid, c in self.cases.items()],
-            "case": {"id": case_id, "question": data["question"],
+            "judge_status": self.judge_status.__dict__,
+            "exercises": self.exercises,
+            "cases": [{"id": cid, "question": clip_text(c["question"], 200)} for cid, c in picker],
+            "case_count": len(self.cases),
+            "answer_count": sum(len(c["answers"]) for c in self.cases.values()),
+            "case": {"id": case_id, "question": clip_text(data["question"]),
                      "answers": [{"id": a["id"], "system": a.get("system") or a["id"]} for a in data["answers"]]},
             "passages": passages,
             "retrieval": {n: {**r.to_dict(), "signature": report.signature(n)} for n, r in report.retrieval[case_id].items()},
             "answer": answer,
             "walkthrough": self.walkthrough_info(),
-            "human": [h.__dict__ for h in self.human if h.case == case_id and h.answer == answer_id],
+            "human": [{**h.__dict__, "text": clip_text(h.text)} for h in self.human
+                      if h.case == case_id and h.answer == answer_id],
             "agreement": self.agreement(),
-            "queue": self.review_queue(),
+            "queue": {"count": queue["count"], "items": queue["items"][:MAX_QUEUE_ITEMS]},
             "labels": list(LABELS),
         }
 
     @staticmethod
-    def _inspector(rc: ResolvedCase, st: dict[str, Any]) -> dict[str, Any]:
-        """The seed desk's inspector objects for one statement."""
+    def _inspector(rc: ResolvedCase, st: dict[str, Any], claims: list[dict[str, Any]]) -> dict[str, Any]:
+        """The statement and check objects the inspector shows (and prints as JSON), passages folded
+        around the evidence spans of the statement's and its claims' judgments."""
+        judged = [st.get("judgment"), *(c.get("judgment") for c in claims)]
+        spans = [j["evidence"] for j in judged if j and j.get("evidence")]
         cited = [rc.passages[p] for p in st["citations"]]
         return {
             "statement": {"id": st["id"], "text": st["text"], "citations": st["citations"]},
-            "citedPassages": [{"id": p.id, "text": p.text, "version": p.version,
-                               "span": {"start": p.start, "end": p.end}} for p in cited],
+            "citedPassages": [{"id": p.id, **fold_passage(p.text, [s for s in spans if s.get("passage") == p.id],
+                                                          quotes=[st["text"], *(c["text"] for c in claims)]),
+                               "version": p.version, "span": {"start": p.start, "end": p.end}} for p in cited],
             "check": {
                 "statementId": st["id"],
                 "citations": st["citations"],
@@ -154,6 +282,67 @@ class DeskSession:
                 "citationChecks": st["citation_checks"],
             },
         }
+
+    # ---------------------------------------------------------------- the whole run at a glance
+
+    def _answer_rows(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """Every answer's row of the answers table, and the figures per system; made again only after a
+        change (an edit, a reset, another judge), so sorting and paging a large run costs no scoring."""
+        key = (self._changes, self.judge().signature)
+        if self._overview_cache and self._overview_cache[0] == key:
+            return self._overview_cache[1], self._overview_cache[2]
+        rows = []
+        sums: dict[str, dict[str, Any]] = {}
+        for case_id in self.cases:
+            report = self._scored_or_none(case_id)
+            if report is None:
+                continue
+            for r in report.answers:
+                ratios = r.ratios()
+                labels = r.label_counts()
+                rows.append({"case": case_id, "answer": r.answer_id, "system": r.system, "claims": len(r.claims),
+                             "labels": labels, "unsure": labels.get("uncertain", 0),
+                             **{m: ratios[m].to_dict() for m in OVERVIEW_MEASURES if m in ratios}})
+                group = sums.setdefault(r.system, {"answers": 0, "labels": {}, "ratios": {}})
+                group["answers"] += 1
+                for label, n in labels.items():
+                    group["labels"][label] = group["labels"].get(label, 0) + n
+                for m in OVERVIEW_MEASURES:
+                    if m in ratios:  # summed counts, as Report.summary sums them
+                        group["ratios"][m] = group["ratios"][m] + ratios[m] if m in group["ratios"] else ratios[m]
+        summary = [{"system": name, "answers": g["answers"], "labels": g["labels"],
+                    **{m: ratio.to_dict() for m, ratio in g["ratios"].items()}} for name, g in sorted(sums.items())]
+        self._overview_cache = (key, rows, summary)
+        return rows, summary
+
+    def overview(self, offset: int = 0, limit: int = 50, sort: str = "case", descending: bool = False,
+                 system: str | None = None, label: str | None = None, text: str | None = None) -> dict[str, Any]:
+        """The run at a glance: figures per system (summed counts), then one page of the answers table,
+        filtered (system, a label some claim has, text in the case id or question) and sorted."""
+        if sort not in SORTABLE:
+            raise DeskError(422, f"sort: one of {', '.join(SORTABLE)}, not '{clip_text(sort, 60)}'")
+        if label is not None and label not in (*LABELS, "uncertain", "unjudged"):
+            raise DeskError(422, f"label: one of {', '.join(LABELS)}, uncertain, unjudged")
+        rows, summary = self._answer_rows()
+        shown = rows
+        if system:
+            shown = [r for r in shown if r["system"] == system]
+        if label:
+            shown = [r for r in shown if r["labels"].get(label)]
+        if text:
+            needle = text.lower()
+            shown = [r for r in shown if needle in r["case"].lower() or needle in self.cases[r["case"]]["question"][:2000].lower()]
+        if sort in ("case", "system"):
+            shown = sorted(shown, key=lambda r: (r[sort], r["answer"]), reverse=descending)
+        elif sort in ("claims", "unsure"):
+            shown = sorted(shown, key=lambda r: r[sort], reverse=descending)
+        else:
+            defined = [r for r in shown if r.get(sort) and r[sort]["value"] is not None]
+            undefined = [r for r in shown if not (r.get(sort) and r[sort]["value"] is not None)]
+            shown = sorted(defined, key=lambda r: r[sort]["value"], reverse=descending) + undefined
+        page = [{**r, "question": clip_text(self.cases[r["case"]]["question"], 160)} for r in shown[offset:offset + limit]]
+        return {"summary": summary, "systems": [g["system"] for g in summary], "total": len(rows), "matching": len(shown),
+                "offset": offset, "limit": limit, "rows": page}
 
     # ---------------------------------------------------------------- repair
 
@@ -174,11 +363,14 @@ class DeskSession:
             st["citations"] = list(citations)
         self.score(case_id, data)  # raises before anything changes
         self.cases[case_id] = data
+        self._changed(case_id)
         return self.snapshot(case_id, answer_id)
 
     # ---------------------------------------------------------------- walkthroughs
 
     def load_walkthrough(self, name: str, variant: str | None = None) -> dict[str, Any]:
+        if not self.exercises:
+            raise DeskError(404, "the exercises have their own page, /walkthrough: they never load into your cases")
         if name not in WALKTHROUGHS:
             raise DeskError(404, f"no walkthrough '{name}'; walkthroughs: {', '.join(WALKTHROUGHS)}")
         variants = WALKTHROUGHS[name].variants
@@ -188,6 +380,8 @@ class DeskSession:
         case = walkthrough_case(name, variant)
         self._original[case["id"]] = case
         self.cases = {case["id"]: copy.deepcopy(case), **{k: v for k, v in self.cases.items() if k != case["id"]}}
+        self._changed(case["id"])
+        self._labels_version += 1
         self.walkthrough = f"{name}:{variant}" if variant else name
         return self.snapshot(case["id"], case["answers"][0]["id"])
 
@@ -200,6 +394,7 @@ class DeskSession:
 
     def reset(self, case_id: str) -> None:
         self.cases[case_id] = copy.deepcopy(self._original[case_id])
+        self._changed(case_id)
 
     # ---------------------------------------------------------------- human review
 
@@ -228,9 +423,10 @@ class DeskSession:
 
         claims, rows = [], []
         for case_id in dict.fromkeys(h.case for h in self.human):  # score each reviewed case once
-            try:
-                report = self.score(case_id)
-            except DeskError:
+            if case_id not in self.cases:
+                continue
+            report = self._scored_or_none(case_id)
+            if report is None:
                 continue
             claims += claims_of_report(report)
             passages = report.cases[0].passages
@@ -242,46 +438,47 @@ class DeskSession:
         # the share that agree is shown as a count; kappa waits for DESK_MIN_PAIRS (docs/agreement.md)
         return {"n": figures["n"], "agree": figures["agree"], "kappa": figures["kappa"],
                 "kappa_reason": figures["undefined"], "not_counted": len(found.not_counted),
-                "confusion": figures["confusion"] if figures["n"] else None}
+                "min_pairs": DESK_MIN_PAIRS, "confusion": figures["confusion"] if figures["n"] else None}
 
     def review_queue(self) -> dict[str, Any]:
         """The claims awaiting a person, across every loaded case: those whose judgment is uncertain (the
         judge's score fell in its uncertain band, or a `cascade:...,human` left them) and that no one has
         labelled yet, in case, answer and claim order."""
-        judge = self.judge()
-        judgments = Judgments(judge, self.store)  # one source for all cases: a pair is judged once
         labelled = {(h.case, h.answer, h.statement, h.claim, h.text, tuple(h.citations)) for h in self.human}
-        items = [item for case_id in self.cases for item in self._unsure_claims(case_id, judge, judgments)
+        key = (self._changes, self.judge().signature)
+        if not (self._unsure_cache and self._unsure_cache[0] == key):
+            self._unsure_cache = (key, [item for case_id in self.cases for item in self._unsure_claims(case_id)])
+        items = [item for item in self._unsure_cache[1]
                  if (item["case"], item["answer"], item["statement"], item["claim"], item["text"],
                      tuple(item["citations"])) not in labelled]
         return {"count": len(items), "items": items}
 
-    def _unsure_claims(self, case_id: str, judge: Judge, judgments: Judgments) -> list[dict[str, Any]]:
+    def _unsure_claims(self, case_id: str) -> list[dict[str, Any]]:
         """The case's claims the judge is unsure of, as queue items; none when the case cannot be scored."""
-        data = json.dumps(self.cases[case_id], sort_keys=True)
-        cached = self._unsure.get(case_id)
-        if cached and cached[0] is judge and cached[1] == data:
-            return cached[2]
-        try:
-            report = score_cases([self._resolved(case_id)], judgments, self.settings)
-        except (DeskError, JudgeError):
-            return []  # edits that cannot be scored are refused, so only a case loaded that way lands here
-        items = [_queue_item(case_id, r.answer_id, c) for r in report.answers for c in r.claims
-                 if c.judgment is not None and c.judgment.uncertain]
-        self._unsure[case_id] = (judge, data, items)
-        return items
+        report = self._scored_or_none(case_id)
+        if report is None:
+            return []
+        return [_queue_item(case_id, r.answer_id, c) for r in report.answers for c in r.claims
+                if c.judgment is not None and c.judgment.uncertain]
 
     # ---------------------------------------------------------------- export
 
-    def export(self) -> RunLog:
-        """A run log of the current state, with human labels as judgments of `human:REVIEWER`."""
-        resolved = [self._resolved(cid) for cid in self.cases]
-        judgments = Judgments(self.judge(), self.store)
-        report = score_cases(resolved, judgments, self.settings)
-        log = build_runlog(report, judgments)
-        by_case = {rc.id: rc for rc in resolved}
+    def export(self, progress: Callable[[int, int], None] | None = None) -> RunLog:
+        """A run log of the current state, with human labels as judgments of `human:REVIEWER`. Each case's
+        report and the judgments it used are the session's own (a case is scored again only if it changed
+        since): nothing is judged twice. `progress(done, total)` is told after each case."""
         from ..runlog import JudgmentRecord
 
+        case_ids = list(self.cases)
+        reports, used = [], {}
+        for done, case_id in enumerate(case_ids, 1):
+            report, pairs = self._scored(case_id)
+            reports.append(report)
+            used.update(pairs)  # the log records each pair once, as one scoring run would
+            if progress:
+                progress(done, len(case_ids))
+        log = build_runlog(combine(reports, self.settings), _Used(self.judge().signature, used))
+        by_case = {r.cases[0].id: r.cases[0] for r in reports}
         for h in self.human:
             rc = by_case.get(h.case)
             if rc is None:
@@ -290,3 +487,14 @@ class DeskSession:
                 text=h.text, passages=[rc.passages[p].identity() for p in h.citations if p in rc.passages],
                 judgment=Judgment(label=h.label, judge=f"human:{h.reviewer}", explanation=h.note or None)))
         return log
+
+
+@dataclass
+class _Used:
+    """The judgments a set of reports used, as `build_runlog` reads a judgment source."""
+
+    signature: str
+    pairs: dict[Request, Judgment]
+
+    def recorded(self) -> list[tuple[Request, Judgment]]:
+        return list(self.pairs.items())

@@ -5,7 +5,8 @@ judge's signature. Each judgment is committed as soon as it is made, so an inter
 nothing and a rerun asks the judge only for what is missing.
 
 Several runs may fill one store at once (each waits its turn to write; the first judgment recorded
-for a key is the one kept). A file that is not a store, or a row that is not a judgment, is a
+for a key is the one kept), and one store object may be used from several threads (a server's, such
+as the desk's): each use of its connection waits for the one before. A file that is not a store, or a row that is not a judgment, is a
 StoreError naming the file (and the row's key), never a traceback.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -37,6 +39,18 @@ CREATE TABLE IF NOT EXISTS {TABLE} (
     text TEXT NOT NULL,
     passages TEXT NOT NULL,
     judgment TEXT NOT NULL,
+    created TEXT NOT NULL DEFAULT (datetime('now'))
+)
+"""
+# Recorded claim splits of a language-model splitter (parse/lm_decompose.py), beside the judgments: the
+# key hashes the statement, its language and the splitter's signature; `outcome` is JSON.
+DECOMPOSITION_TABLE = "decompositions"
+DECOMPOSITION_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS {DECOMPOSITION_TABLE} (
+    key TEXT PRIMARY KEY,
+    splitter TEXT NOT NULL,
+    statement TEXT NOT NULL,
+    outcome TEXT NOT NULL,
     created TEXT NOT NULL DEFAULT (datetime('now'))
 )
 """
@@ -113,6 +127,9 @@ class JudgmentStore:
         self.path = str(path)
         if not create and not Path(path).is_file():
             raise StoreError(f"{self.path}: no such file")
+        # One connection shared by the threads of a server (the desk): each use holds this lock, so
+        # no two threads are ever inside the connection (or one transaction) at once.
+        self._lock = threading.RLock()
         with self._sqlite_errors():
             self._db = self._connect(create)
             try:
@@ -121,6 +138,7 @@ class JudgmentStore:
                     self._use_wal()
                     with self._write():
                         self._db.execute(SCHEMA)
+                        self._db.execute(DECOMPOSITION_SCHEMA)
             except BaseException:
                 self._db.close()
                 raise
@@ -128,7 +146,8 @@ class JudgmentStore:
     def _connect(self, create: bool) -> sqlite3.Connection:
         # Autocommit: every transaction below is opened explicitly, so none is held by accident.
         target, uri = (self.path, False) if create else (Path(self.path).resolve().as_uri() + "?mode=ro", True)
-        db = sqlite3.connect(target, timeout=BUSY_TIMEOUT_S, isolation_level=None, uri=uri)
+        db = sqlite3.connect(target, timeout=BUSY_TIMEOUT_S, isolation_level=None, uri=uri,
+                             check_same_thread=False)  # safe: every use holds self._lock
         db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
         return db
 
@@ -182,9 +201,11 @@ class JudgmentStore:
 
     @contextmanager
     def _sqlite_errors(self) -> Iterator[None]:
-        """Any SQLite failure (a file locked too long, a damaged page, no permission) names the store."""
+        """Any SQLite failure (a file locked too long, a damaged page, no permission) names the store.
+        Every use of the connection goes through here, and holds the store's lock meanwhile."""
         try:
-            yield
+            with self._lock:
+                yield
         except sqlite3.Error as err:
             raise StoreError(f"{self.path}: {err}") from None
 
@@ -207,15 +228,56 @@ class JudgmentStore:
     def put(self, request: Request, judgment: Judgment) -> Judgment:
         """Record a judgment and return the one the store keeps: when another run recorded this pair
         first, that one (so every run reports what the store holds)."""
-        key = judgment_key(request, judgment.judge)
         with self._sqlite_errors(), self._write():
-            added = self._db.execute(
-                f"INSERT INTO {TABLE} (key, judge, text, passages, judgment) VALUES (?, ?, ?, ?, ?) "
-                "ON CONFLICT (key) DO NOTHING",
-                (key, judgment.judge, request.text, json.dumps([p.identity() for p in request.passages]),
-                 judgment.model_dump_json()),
-            ).rowcount
+            added = self._insert(request, judgment)
         return judgment if added else (self.get(request, judgment.judge) or judgment)
+
+    def put_many(self, pairs: Sequence[tuple[Request, Judgment]]) -> list[Judgment]:
+        """Record several judgments in one transaction (all or none: a block of a distributed run is
+        kept whole or not at all) and return the ones the store keeps, as `put` does for one."""
+        with self._sqlite_errors(), self._write():
+            added = [self._insert(request, judgment) for request, judgment in pairs]
+        return [judgment if was_added else (self.get(request, judgment.judge) or judgment)
+                for (request, judgment), was_added in zip(pairs, added)]
+
+    def _insert(self, request: Request, judgment: Judgment) -> bool:
+        """Insert one row inside an open write transaction; False when the key was recorded already."""
+        return bool(self._db.execute(
+            f"INSERT INTO {TABLE} (key, judge, text, passages, judgment) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT (key) DO NOTHING",
+            (judgment_key(request, judgment.judge), judgment.judge, request.text,
+             json.dumps([p.identity() for p in request.passages]), judgment.model_dump_json()),
+        ).rowcount)
+
+    def get_decomposition(self, key: str) -> dict[str, Any] | None:
+        """A recorded claim split (see parse/lm_decompose.py), or None; a store made before splits were
+        recorded has none."""
+        with self._sqlite_errors():
+            try:
+                row = self._db.execute(f"SELECT outcome FROM {DECOMPOSITION_TABLE} WHERE key = ?", (key,)).fetchone()
+            except sqlite3.OperationalError as err:
+                if "no such table" in str(err):
+                    return None
+                raise
+        if row is None:
+            return None
+        try:
+            outcome = json.loads(row[0])
+        except (TypeError, ValueError):
+            outcome = None
+        if not isinstance(outcome, dict):
+            raise StoreError(f"{self.path}: recorded claim split with key {key}: outcome is not a JSON object")
+        return outcome
+
+    def put_decomposition(self, key: str, splitter: str, statement: str, outcome: dict[str, Any],
+                          replace: bool = False) -> None:
+        """Record a claim split; `replace` overwrites an earlier one (a failed request asked again)."""
+        conflict = "DO UPDATE SET outcome = excluded.outcome, created = excluded.created" if replace else "DO NOTHING"
+        with self._sqlite_errors(), self._write():
+            self._db.execute(
+                f"INSERT INTO {DECOMPOSITION_TABLE} (key, splitter, statement, outcome, created) "
+                f"VALUES (?, ?, ?, ?, datetime('now')) ON CONFLICT (key) {conflict}",
+                (key, splitter, statement, json.dumps(outcome, ensure_ascii=False)))
 
     def check(self) -> StoreCheck:
         """Every row read and checked: its judgment parses, is by the row's judge, and its key is the
@@ -235,7 +297,8 @@ class JudgmentStore:
             return self._db.execute(f"SELECT COUNT(*) FROM {TABLE}").fetchone()[0]
 
     def close(self) -> None:
-        self._db.close()
+        with self._lock:
+            self._db.close()
 
 
 class RecordedJudge:

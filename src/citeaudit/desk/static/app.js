@@ -4,6 +4,11 @@ import { $, h, num, ratioText, setText, statementName } from "./dom.js";
 import { drawThreads, renderMap2d, sceneOf } from "./map2d.js";
 import { renderInspector } from "./inspector.js";
 import { currentClaim, renderReview } from "./review.js";
+import { createOverview } from "./overview.js";
+
+// The exercises have a page (and a session) of their own, /walkthrough: they never mix with the user's cases.
+const EXERCISES = location.pathname.replace(/\/+$/, "") === "/walkthrough";
+const API = EXERCISES ? "/walkthrough/api" : "/api";
 
 const SCORES = [
   ["citation_recall", "Citation recall"],
@@ -27,6 +32,8 @@ const state = {
   expanded: false,
   three: null, // the 3D view, once loaded
   walkthroughs: [],
+  overview: null,
+  exporting: false,
 };
 window.__desk = state; // for debugging and tests; nothing reads it back
 
@@ -34,10 +41,11 @@ window.__desk = state; // for debugging and tests; nothing reads it back
 
 class DeskFailure extends Error {}
 
+/** A call to this page's API: `path` is written as "/api/...", and goes to /walkthrough/api/... on the exercises page. */
 async function api(method, path, body) {
   let res;
   try {
-    res = await fetch(path, {
+    res = await fetch(API + path.slice("/api".length), {
       method,
       headers: body ? { "Content-Type": "application/json" } : {},
       body: body ? JSON.stringify(body) : undefined,
@@ -76,6 +84,7 @@ async function act(what, request, after) {
     if (after) after(snap);
     apply(snap);
     showStatus(what);
+    if (state.overview) state.overview.refresh(); // an edit or a label changes the run's figures too
   } catch (err) {
     showMessage(err.message);
     showStatus("");
@@ -151,9 +160,14 @@ const actions = {
   },
   label(claim, label) {
     if (!state.reviewer.trim()) { showMessage("A human label needs the reviewer's name."); $("#reviewer")?.focus(); return; }
+    const k = state.claim;
     act(`Labelled ${label} by ${state.reviewer.trim()}.`, () => api("POST", "/api/human", {
       ...ids(), statement: claim.statement, claim: claim.index, label, note: state.note || "", reviewer: state.reviewer.trim(),
-    }));
+    }), (snap) => {
+      // on to the next claim of the answer (the last one stays, to show its label)
+      const claims = snap.answer ? snap.answer.claims : [];
+      if (k + 1 < claims.length) showClaim(k + 1, snap);
+    });
   },
   walkthrough(name, variant) {
     act(`Exercise loaded: ${name}${variant ? ` (${variant})` : ""}.`,
@@ -251,10 +265,21 @@ function render() {
 }
 
 function renderHeader(snap) {
-  setText($("#source"), `${snap.source} · judge ${snap.judge}`);
+  const signature = h("span", { class: "signature", title: snap.judge }, snap.judge);
+  const counts = `${snap.case_count.toLocaleString("en")} ${snap.case_count === 1 ? "case" : "cases"}, `
+    + `${snap.answer_count.toLocaleString("en")} ${snap.answer_count === 1 ? "answer" : "answers"}`;
+  $("#source").replaceChildren(h("span", {}, `${snap.source} · ${counts} · judge `), signature);
+  const status = snap.judge_status || { live: true, note: null };
+  const note = $("#judge-note");
+  note.hidden = !status.note;
+  note.classList.toggle("replay-only", !status.live);
+  setText(note, status.note || "");
   const caseSel = $("#case-select");
   caseSel.replaceChildren(...snap.cases.map((c) =>
     h("option", { value: c.id, selected: c.id === snap.case.id }, `${c.id} — ${c.question}`)));
+  if (snap.case_count > snap.cases.length) {
+    caseSel.append(h("option", { disabled: true }, `… ${(snap.case_count - snap.cases.length).toLocaleString("en")} more: find them in the answers table`));
+  }
   caseSel.value = snap.case.id;
   const ansSel = $("#answer-select");
   ansSel.replaceChildren(...snap.case.answers.map((a) =>
@@ -358,6 +383,7 @@ async function setView(view) {
   }
   state.view = view;
   const is3d = view === "3d";
+  $("#view-3d-about").hidden = !is3d;
   $("#map-2d").hidden = is3d;
   $("#map-3d").hidden = !is3d;
   $("#legend").hidden = false;
@@ -413,21 +439,85 @@ function focusSelected() {
 
 // ------------------------------------------------------------------ start
 
+/** Download a run log of the session, showing how far the export has got while the server builds it. */
+async function exportRun() {
+  if (state.exporting) return;
+  state.exporting = true;
+  const button = $("#export");
+  const box = $("#export-status");
+  const bar = $("#export-progress");
+  button.disabled = true;
+  box.hidden = false;
+  bar.removeAttribute("value"); // indeterminate until the server says how far it is
+  setText($("#export-text"), "Exporting the run log…");
+  const poll = setInterval(async () => {
+    try {
+      const p = await api("GET", "/api/export/progress");
+      if (p.total) {
+        bar.max = p.total;
+        bar.value = p.done;
+        setText($("#export-text"), p.done < p.total
+          ? `Exporting: ${p.done.toLocaleString("en")} of ${p.total.toLocaleString("en")} cases scored…`
+          : `Exporting: all ${p.total.toLocaleString("en")} cases scored, writing the run log…`);
+      }
+    } catch { /* the export itself reports failures */ }
+  }, 250);
+  try {
+    const res = await fetch(`${API}/export`);
+    if (!res.ok) {
+      let msg = `${res.status} ${res.statusText}`;
+      try { msg = (await res.json()).error || msg; } catch { /* not JSON */ }
+      throw new DeskFailure(msg);
+    }
+    const blob = await res.blob();
+    const url = URL.createObjectURL(blob);
+    const link = h("a", { href: url, download: "desk-run.json", id: "export-download" });
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10_000);
+    bar.max = 1;
+    bar.value = 1;
+    setText($("#export-text"), `Run log exported (${Math.round(blob.size / 1024).toLocaleString("en")} KiB).`);
+    document.body.dataset.exported = "true";
+  } catch (err) {
+    box.hidden = true;
+    showMessage(err instanceof DeskFailure ? err.message : `The export failed (${err.message}).`);
+  } finally {
+    clearInterval(poll);
+    state.exporting = false;
+    button.disabled = false;
+  }
+}
+
 async function start() {
   $("#case-select").addEventListener("change", (ev) => actions.open(ev.target.value, null));
   $("#answer-select").addEventListener("change", (ev) => actions.open(state.snap.case.id, ev.target.value));
   $("#reset").addEventListener("click", () => actions.reset());
   $("#review-toggle").addEventListener("click", () => actions.toggleReview());
+  $("#export").addEventListener("click", () => exportRun());
   $("#view-2d").addEventListener("click", () => setView("2d"));
   $("#view-3d").addEventListener("click", () => setView("3d"));
   $("#expand").addEventListener("click", () => setExpanded(!state.expanded));
   document.addEventListener("keydown", onKey);
   new ResizeObserver(() => { if (state.snap && state.view === "2d") drawThreads(state.snap, state, actions); }).observe($("#map-2d"));
+  $("#exercises-link").hidden = EXERCISES;
+  $("#back-link").hidden = !EXERCISES;
+  $("#walkthrough-bar").hidden = !EXERCISES;
+  if (EXERCISES) document.title = "citeaudit desk: exercises";
+  showStatus("Loading: the first page judges every case once (kept for the session, and in --store for good)…");
   try {
-    state.walkthroughs = await api("GET", "/api/walkthroughs");
-    renderWalkthroughBar(state.walkthroughs);
+    if (EXERCISES) {
+      state.walkthroughs = await api("GET", "/api/walkthroughs");
+      renderWalkthroughBar(state.walkthroughs);
+    }
     apply(await api("GET", "/api/state"));
     render();
+    if (!EXERCISES) {
+      state.overview = createOverview({ api, labels: state.snap.labels, open: (c, a) => actions.open(c, a) });
+      await state.overview.refresh();
+    }
+    showStatus("");
     document.body.dataset.ready = "true";
   } catch (err) {
     showMessage(err.message);

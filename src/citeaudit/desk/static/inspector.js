@@ -33,12 +33,13 @@ export function renderInspector(snap, state, on) {
       : h("p", { class: "muted" }, "No citation: nothing to follow."),
     st.citation_checks && st.citation_checks.length ? checksTable(st) : null,
     repair(snap, st, state, on),
-    h("h4", {}, "Seed objects"),
-    h("p", { class: "muted" }, "Statement"),
-    h("pre", { id: "inspector-statement-json", tabindex: "0" },
-      jsonText({ statement: seed.statement, citedPassages: seed.citedPassages })),
-    h("p", { class: "muted" }, "Check"),
-    h("pre", { id: "inspector-check-json", tabindex: "0" }, jsonText(seed.check)),
+    h("details", { id: "inspector-json" },
+      h("summary", {}, "Statement and check as JSON"),
+      h("p", { class: "muted" }, "The statement with its cited passages (a long passage as its folded pieces)"),
+      h("pre", { id: "inspector-statement-json", tabindex: "0" },
+        jsonText({ statement: seed.statement, citedPassages: seed.citedPassages })),
+      h("p", { class: "muted" }, "The check of its citations"),
+      h("pre", { id: "inspector-check-json", tabindex: "0" }, jsonText(seed.check))),
   ].flat(Infinity).filter(Boolean));
   if (state.thread) {
     const el = document.getElementById(`cited-${state.thread}`);
@@ -57,7 +58,7 @@ function judgmentRows(st, claims) {
       h("dd", { class: "judgment", id: claims.length > 1 ? `inspector-judgment-${k}` : "inspector-judgment" },
         c.text ? h("span", { class: "claim-text" }, `${c.text} `) : null,
         h("span", { class: `badge ${labelClass(j)}` }, labelText(j)), " ",
-        h("span", { class: "muted" }, `by ${j.judge}`),
+        h("span", { class: "muted" }, "by "), h("span", { class: "muted signature", title: j.judge }, j.judge),
         j.explanation ? h("span", { class: "explanation" }, [h("br"), j.explanation]) : null,
         j.scores ? h("span", { class: "muted" }, [h("br"),
           Object.entries(j.scores).map(([k2, v]) => `${k2} ${Number(v).toFixed(2)}`).join(" · ")]) : null),
@@ -66,13 +67,36 @@ function judgmentRows(st, claims) {
   return rows;
 }
 
+/** A long passage as the server folded it: its pieces, each with the evidence it holds highlighted, and a
+ * note of how much is folded away between them. */
+function foldedText(p, ev) {
+  const out = [];
+  let at = 0;
+  for (const piece of p.pieces) {
+    if (piece.start > at) out.push(h("span", { class: "fold" }, ` … ${(piece.start - at).toLocaleString("en")} characters folded … `));
+    const end = piece.start + piece.text.length;
+    if (ev && ev.start >= piece.start && ev.end <= end) {
+      const a = ev.start - piece.start;
+      const b = ev.end - piece.start;
+      out.push(piece.text.slice(0, a), h("mark", { title: "evidence span" }, piece.text.slice(a, b)), piece.text.slice(b));
+    } else {
+      out.push(piece.text);
+    }
+    at = end;
+  }
+  if (p.length > at) out.push(h("span", { class: "fold" }, ` … ${(p.length - at).toLocaleString("en")} characters folded`));
+  return out;
+}
+
 function citedPassage(p, st, evidence, state) {
-  const ev = evidence.find((e) => e.passage === p.id && e.end > e.start && e.end <= p.text.length);
+  const length = p.text === null ? p.length : p.text.length;
+  const ev = evidence.find((e) => e.passage === p.id && e.end > e.start && e.end <= length);
   const status = threadStatus(st, p.id);
   const check = (st.citation_checks || []).find((c) => c.id === p.id);
-  const text = ev
-    ? [p.text.slice(0, ev.start), h("mark", { title: "evidence span" }, p.text.slice(ev.start, ev.end)), p.text.slice(ev.end)]
-    : [h("mark", { title: "whole passage (the judgment gives no evidence span)" }, p.text)];
+  let text;
+  if (p.text === null) text = foldedText(p, ev);
+  else if (ev) text = [p.text.slice(0, ev.start), h("mark", { title: "evidence span" }, p.text.slice(ev.start, ev.end)), p.text.slice(ev.end)];
+  else text = [h("mark", { title: "whole passage (the judgment gives no evidence span)" }, p.text)];
   return h("article", {
     class: `cited-passage${state.thread === p.id ? " focus-thread" : ""}`, id: `cited-${p.id}`, dataset: { passage: p.id },
   },
@@ -82,7 +106,9 @@ function citedPassage(p, st, evidence, state) {
     h("span", { class: `status-${status}` }, STATUS_TEXT[status])),
   h("blockquote", { class: "passage-text" }, text),
   h("p", { class: "muted" }, ev ? `Highlighted: evidence span ${ev.start}–${ev.end} of this passage's text.`
-    : "Highlighted: the whole passage (the judgment gives no evidence span)."),
+    : p.text === null ? "The judgment gives no evidence span: shown are the passage's start and where the statement's words appear in it."
+      : "Highlighted: the whole passage (the judgment gives no evidence span)."),
+  p.text === null ? h("p", { class: "muted fold-note" }, `A long passage (${p.length.toLocaleString("en")} characters): shown around its evidence, the rest folded.`) : null,
   check && check.reason ? h("p", { class: "muted" }, check.reason) : null);
 }
 

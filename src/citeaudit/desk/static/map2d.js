@@ -24,7 +24,8 @@ export function sceneOf(snap, state) {
       label: st.judgment ? labelText(st.judgment) : null, scored: isScored(st),
     })),
     passages: rankedPassages(snap).map((p) => ({
-      id: p.id, label: markBidi(p.id), title: p.title && markBidi(p.title), text: markBidi(p.text), rank: p.rank,
+      // no passage text in 3D: drawn small on a turned card it is not readable (the inspector shows it)
+      id: p.id, label: markBidi(p.id), title: p.title && markBidi(p.title), text: "", rank: p.rank,
     })),
     threads,
     selected: state.selected,

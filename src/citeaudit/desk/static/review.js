@@ -29,7 +29,7 @@ export function renderReview(snap, state, on) {
       h("p", {}, `Cites ${claim.citations.length ? claim.citations.join(", ") : "nothing"} · automatic label `,
         h("span", { class: `badge ${labelClass(j)}`, id: "review-auto" }, labelText(j)),
         isQueued(snap, claim) ? [" ", unsureBadge("review-unsure")] : null,
-        j ? h("span", { class: "muted" }, ` by ${j.judge}`) : null,
+        j ? [h("span", { class: "muted" }, " by "), h("span", { class: "muted signature", title: j.judge }, j.judge)] : null,
         j && j.scores && j.scores.support !== undefined
           ? h("span", { class: "muted" }, ` · p(support) ${Number(j.scores.support).toFixed(2)}`) : null),
       h("div", { class: "button-row" },
@@ -64,12 +64,11 @@ export function renderReview(snap, state, on) {
           h("td", {}, x.reviewer), h("td", {}, x.note || "")))))
       : h("p", { class: "muted", id: "human-labels" }, "None yet."),
     h("p", { id: "agreement", dataset: { n: a.n, agree: a.agree, kappa: kappaText(a) } },
-      `Agreement with the automatic labels (all reviewed claims): n = ${a.n}, agree = ${a.agree}, Cohen's κ = `,
+      `Agreement with the automatic labels (all reviewed claims): n = ${a.n}, agree = ${a.agree} of ${a.n}, Cohen's κ = `,
       h("span", { id: "kappa" }, kappaText(a)),
       a.kappa_reason ? h("span", { class: "muted" }, ` (${a.kappa_reason})`) : null,
       a.not_counted ? h("span", { class: "muted" }, ` · ${a.not_counted} not counted (unjudged, uncertain, or reviewers differ)`) : null),
-    h("a", { id: "export", href: "/api/export", download: "desk-run.json" }, "Export run"),
-    h("span", { class: "muted" }, " (a run log; human labels appear as judgments of human:REVIEWER)"),
+    h("p", { class: "muted" }, "Export run (at the top) downloads a run log; human labels appear in it as judgments of human:REVIEWER."),
   );
   $("#review-body").replaceChildren(...parts.flat(Infinity).filter(Boolean));
 }
@@ -102,9 +101,11 @@ function unsureBadge(id) {
   return h("span", { class: "badge unsure", id, title: "the judge is unsure: this claim waits for a human label" }, "unsure");
 }
 
-// The agreement's kappa as its data attribute: three decimals, or "n/a" until enough claims are reviewed.
+// The agreement's kappa as its data attribute: three decimals, or "n/a" until enough claims are reviewed
+// (the server applies the threshold; the page checks it too, so that no kappa of a handful shows).
 function kappaText(a) {
-  return a.kappa === null || a.kappa === undefined ? "n/a" : a.kappa.toFixed(3);
+  if (a.kappa === null || a.kappa === undefined || (a.min_pairs && a.n < a.min_pairs)) return "n/a";
+  return a.kappa.toFixed(3);
 }
 
 function noteField(state, mine) {

@@ -1,0 +1,94 @@
+"""The judge of a run log, made again from its recorded signature so that the desk can judge edits
+live. A log keeps its judge's signature, not the spec it was started with; the spec is read back from
+the signature and the judge built from it counts only if it signs exactly the same (same model files,
+same options). Local judges can be: curated (from the log's own labels), model, embedding, and hf/onnx
+when their model directory is where the signature names it. A remote or cascaded judge is not made
+again (it needs a key, and costs money): edits of such a run replay its judgments only."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import CiteauditError
+from ..judges import Judge, make_judge
+from ..resolve import ResolvedCase
+
+SHIPPED_MODEL = "judge-v1"
+
+
+@dataclass
+class Rebuilt:
+    judge: Judge | None  # None: the run's judge cannot be made here
+    note: str  # what was made, or why not (shown in the page)
+
+
+def _fields(signature: str) -> dict[str, str]:
+    """`|key=value` options after the judge's own part: 'model:x[..]|guard=on@2|cal=on' -> {guard, cal}."""
+    tail = signature.rsplit("]", 1)[-1] if "]" in signature else signature
+    return dict(part.split("=", 1) for part in tail.split("|")[1:] if "=" in part)
+
+
+def candidate_specs(signature: str) -> list[str]:
+    """The judge specs that may have made `signature` (each is checked by building it)."""
+    name = re.match(r"[a-z]+", signature)
+    name = name.group(0) if name else ""
+    if name == "curated":
+        return ["curated"]
+    if name == "model":
+        fields = _fields(signature)
+        options = []
+        if fields.get("guard", "").startswith("off"):
+            options.append("guard=off")
+        if fields.get("cal") == "off":
+            options.append("calibration=off")
+        if fields.get("zh") == "model":
+            options.append("zh=model")
+        if "band" in fields:
+            options.append(f"band={fields['band']}")
+        directory = signature[len("model:"):].split("[", 1)[0]
+        if directory != SHIPPED_MODEL:
+            if not Path(directory).is_dir():
+                return []
+            options.insert(0, f"path={directory}")
+        return ["model" + (":" + ",".join(options) if options else "")]
+    if name == "embedding":
+        fields = _fields(signature)
+        options = [f"{k}={fields[k]}" for k in ("thr", "win") if k in fields]
+        return ["embedding" + (":" + ",".join(options) if options else "")]
+    if name in ("hf", "onnx"):
+        directory = signature[len(name) + 1:].split("@", 1)[0]
+        return [f"{name}:{directory}"] if Path(directory).is_dir() else []
+    return []
+
+
+def rebuild_judge(signature: str, cases: Sequence[ResolvedCase]) -> Rebuilt:
+    """The run's judge, made again when it can be (and signs as the run's did); otherwise why not."""
+    name = (re.match(r"[a-z]+", signature) or re.match("", "")).group(0)
+    if name in ("openai", "cascade"):
+        kind = "a remote judge" if name == "openai" else "a cascade of judges"
+        key = " and CITEAUDIT_OPENAI_API_KEY is set" if name == "openai" and os.environ.get(
+            "CITEAUDIT_OPENAI_API_KEY") else ""
+        return Rebuilt(None, f"The run's judge is {kind}{key}; the desk does not call it again by itself. Edits "
+                             "replay the run's recorded judgments only: to judge edits live, start the desk "
+                             "with --judge SPEC.")
+    specs = candidate_specs(signature)
+    if not specs:
+        where = " (its model directory is not here)" if name in ("model", "hf", "onnx") else ""
+        return Rebuilt(None, f"The run's judge ({signature[:80]}) cannot be made here{where}. Edits replay the "
+                             "run's recorded judgments only: to judge edits live, start the desk with --judge SPEC.")
+    for spec in specs:
+        try:
+            judge = make_judge(spec, cases)
+        except CiteauditError as err:
+            return Rebuilt(None, f"The run's judge cannot be made here ({err}). Edits replay the run's recorded "
+                                 "judgments only: to judge edits live, start the desk with --judge SPEC.")
+        if spec == "curated" or judge.signature == signature:
+            return Rebuilt(judge, f"Edits are judged live by the run's judge, made again as `{spec}`.")
+        other = judge.signature
+    return Rebuilt(None, f"The run's judge cannot be made exactly here: `{specs[-1]}` now signs {other[:80]}, "
+                         "not the run's. Edits replay the run's recorded judgments only: to judge edits live, "
+                         "start the desk with --judge SPEC.")
