@@ -251,3 +251,23 @@ def test_a_guard_that_cannot_run_raises_naming_the_claim(monkeypatch):
     monkeypatch.setattr(guard, "quantities", broken)
     with pytest.raises(JudgeError, match=r"qualifier guard failed on claim 'Eco saves 15%.': RuntimeError\('boom'\)"):
         check("Eco saves 15%.", D3)
+
+
+# The seed's answer A, claim c5, against the passage it cites (examples/data/p7_archive.json, D4).
+D4 = "Product catalogue. The P7 offers an Eco operating mode."
+
+
+@pytest.mark.parametrize("claim,evidence,kind", [
+    # a number word in the years' range is a number, never a year (P7 answer A, c5)
+    ("The pilot was validated on a thousand machines.", D4, "number"),
+    ("Two thousand users signed up.", "Three hundred users signed up.", "number"),
+    ("The pilot was validated on a thousand machines.", "The pilot ran on 1,000 machines.", None),
+    # years in numerals stay years, in digits and in Chinese numerals
+    ("The bridge opened in 1999.", "The bridge opened in 2001.", "year"),
+    ("清华大学在二〇一一年进入全球50强。", "在2012 QS排名中，清华大学进入全球50强。", "year"),
+])
+def test_a_year_is_written_in_numerals(claim, evidence, kind):
+    finding = check(claim, evidence)
+    assert (None if finding is None else finding.kind) == kind, finding
+    if finding is not None and kind == "number":
+        assert "year" not in finding.reason

@@ -185,10 +185,13 @@ def store_cmd():
 @click.argument("path", metavar="FILE", type=click.Path(dir_okay=False))
 def store_check_cmd(path):
     """Check that FILE is a judgment store and that every row holds a sound judgment (it parses, is by
-    the row's judge, and its key matches its text, passages and judge). Prints the judgments per judge
+    the row's judge, and its key matches its text, passages and judge), and every recorded claim split
+    a sound split (its outcome holds claims or a fallback reason, its claims pass the split checks, and
+    its key matches its statement, language and splitter). Prints the rows per judge and per splitter
     and every bad row with its key; exits 2 when FILE is not a store or any row is bad. Reads only."""
     from .errors import StoreError
     from .judges.store import JudgmentStore
+    from .parse.lm_decompose import check_recorded_splits
     from .text import visible_controls
 
     store = JudgmentStore(path, create=False)
@@ -196,14 +199,21 @@ def store_check_cmd(path):
         found = store.check()
     finally:
         store.close()
+    splits = check_recorded_splits(path)
     lines = [f"{path}: {found.rows} judgments, {len(found.bad)} bad"]
     lines += [f"  {judge}  {n}" for judge, n in sorted(found.judges.items())]
+    if splits.rows:  # only stores an `openai:` claim splitter wrote to hold any
+        lines.append(f"{path}: {splits.rows} claim splits, {len(splits.bad)} bad")
+        lines += [f"  {splitter}  {n}" for splitter, n in sorted(splits.splitters.items())]
     if not found.ok:
         lines += ["bad rows (key: problem):"] + [f"  {key}: {problem}" for key, problem in found.bad]
+    if splits.bad:
+        lines += ["bad claim splits (key: problem):"] + [f"  {key}: {problem}" for key, problem in splits.bad]
     click.echo(visible_controls("\n".join(lines)))
-    if not found.ok:
-        raise StoreError(f"{path}: {len(found.bad)} bad row{'s' if len(found.bad) > 1 else ''}; delete those "
-                         "rows by key (with the sqlite3 shell) or judge again into a new store")
+    bad = len(found.bad) + len(splits.bad)
+    if bad:
+        raise StoreError(f"{path}: {bad} bad row{'s' if bad > 1 else ''}; delete those rows by key (with the "
+                         "sqlite3 shell) or judge (or split) again into a new store")
 
 
 commands = [validate_judge_cmd, judge_data_cmd, calibrate_judge_cmd, train_judge_cmd, store_cmd]

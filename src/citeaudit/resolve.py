@@ -8,24 +8,30 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from .records import Case, SourcePassage, Statement
+
+if TYPE_CHECKING:
+    from .parse.decompose import Decomposer
 
 Path = tuple[str | int, ...]
 
 
 @dataclass(frozen=True)
 class Reading:
-    """How answers are read: whose conventions, and what an invalid citation is.
+    """How answers are read: whose conventions, what an invalid citation is, who splits claims.
 
     `invalid_citations="error"` refuses a citation that names no passage (hand-written cases: a typo
     to fix); `"count"` keeps it on its statement, where it supports nothing and is counted (system
     outputs: an error to measure). `conventions="alce"` reads raw answers as ALCE's eval.py does
-    (parse/alce.py), which keeps repeated citations and counts out-of-range ones."""
+    (parse/alce.py), which keeps repeated citations and counts out-of-range ones. `decomposer` splits
+    the statements of raw answers into claims (None: the rule splitter; see parse/decompose.py and
+    parse/lm_decompose.py); ALCE's reading splits none."""
 
     conventions: Literal["citeaudit", "alce"] = "citeaudit"
     invalid_citations: Literal["error", "count"] = "error"
+    decomposer: Decomposer | None = None
 
     @property
     def counts_invalid(self) -> bool:
@@ -198,7 +204,7 @@ def parse_answers(case: Case, passages: dict[str, SourcePassage], problems: _Pro
     """Answers given as raw text become statements and claims (citation markers -> passage ids)."""
     if not any(a.needs_parsing for a in case.answers):
         return case
-    from .errors import InputError
+    from .errors import InputError, MissingDecomposition
     from .parse import parse_answer
     from .parse.alce import parse_alce
 
@@ -212,7 +218,11 @@ def parse_answers(case: Case, passages: dict[str, SourcePassage], problems: _Pro
                 statements = parse_alce(answer.text, list(passages))
             else:
                 statements = parse_answer(answer.text, list(passages), kinds=answer.kinds,
-                                          invalid_citations=reading.invalid_citations)
+                                          decomposer=reading.decomposer, invalid_citations=reading.invalid_citations)
+        except MissingDecomposition as err:  # replaying claim splits: name the answer whose split is missing
+            located = MissingDecomposition(f"case '{case.id}': answers[{a}].text: {err}")
+            located.path = ("answers", a, "text")  # the loader turns it into the file's line
+            raise located from None
         except InputError as err:
             for p in err.problems:
                 where = p.path.removeprefix("text[").removesuffix("]") if p.path.startswith("text[") else ""
@@ -234,13 +244,16 @@ def parse_answers(case: Case, passages: dict[str, SourcePassage], problems: _Pro
     return case.model_copy(update={"answers": answers})
 
 
-def resolve(case: Case, reading: Reading = Reading()) -> tuple[ResolvedCase, list[tuple[Path, str]]]:
-    """Resolve a case; returns it with every problem found (empty when the case is sound)."""
+def resolve(case: Case, reading: Reading = Reading(),
+            checked: bool = False) -> tuple[ResolvedCase, list[tuple[Path, str]]]:
+    """Resolve a case; returns it with every problem found (empty when the case is sound). `checked`: the
+    case has been resolved before without a problem, so its references are not looked over again."""
     problems = _Problems()
     passages = resolve_passages(case, problems)
     parsed = any(a.needs_parsing for a in case.answers)
     case = parse_answers(case, passages, problems, reading)
     if reading.counts_invalid:
         case = count_invalid(case, passages)
-    check_references(case, passages, problems, reading)
+    if not checked:
+        check_references(case, passages, problems, reading)
     return ResolvedCase(case, passages, parsed=parsed), problems.items

@@ -9,7 +9,8 @@ on its own (benchmarks/guard_rules.py):
 * `number`: every number of the claim must occur in the evidence with the same value (after
   normalisation: "thirty" = 30, "1.5 million" = 1,500,000, "百分之十五" = 15%, "80 °C" = "80°C",
   "1,200" = 1200, "19th" = "nineteenth"; a number glued to a word, "legs2", counts in the evidence);
-* `year`: the same for a year ("2021" is not "2020"; "1904-05" holds 1905);
+* `year`: the same for a year in numerals ("2021" is not "2020"; "1904-05" holds 1905; "a thousand"
+  is a number, not a year);
 * `version`: "v2.3.1", "Python 3.11": the version as written;
 * `count`: a number written as a word that counts things ("three components"). A list stands in for
   it: the claim's own ("three components: A…, B… and C…"; the model then reads the items), or a list of
@@ -437,7 +438,8 @@ def _check_quantity(claim: str, evidence: str, q: Quantity, ev_q: list[Quantity]
 
 
 def _is_year(q: Quantity) -> bool:
-    return q.unit is None and 1000 <= q.value <= 2100 and q.value == int(q.value)
+    # a year is written in numerals ("1999", "二〇二三"); "a thousand machines" is a number, not the year 1000
+    return q.unit is None and not q.words and 1000 <= q.value <= 2100 and q.value == int(q.value)
 
 
 def _without_counterpart(claim: str, evidence: str, q: Quantity, rules: set[str]) -> GuardFinding | None:

@@ -1,0 +1,423 @@
+"""`openai:MODEL` claim splitting: a language model proposes atomic claims, citeaudit checks them.
+
+A decomposer behind the usual interface (`decompose(statement_text, lang)`, see decompose.py) that asks
+an OpenAI-compatible chat endpoint to split a statement into atomic claims, then checks the split
+before using it:
+
+  * every number, unit and condition word of the statement is kept by at least one claim ("80 °C",
+    "15 %", "unless", "only", "not", "within", ...): a split that drops a qualifier produces claims a
+    passage supports although the statement is not supported;
+  * no claim brings a number, unit, condition word or capitalised name that the statement does not
+    contain: a split must not add facts.
+
+A split that fails a check is rejected and the statement goes to the fallback splitter (the rule
+splitter by default); so does one whose request failed (after the remote judge's retries). Every
+fallback is kept in `fallbacks` with its reason.
+
+Each outcome is recorded in a judgment store's `decompositions` table (the raw response, the claims or
+the reason for the fallback, the statement's language), keyed by the statement, its language and the
+splitter's signature (model, prompt version and digest, endpoint host). A statement already recorded is
+replayed without a request, so a run can be scored again offline; with `replay=True` nothing is ever
+sent and a statement without a recorded split is a `MissingDecomposition`. A recorded request failure is
+asked again unless replaying. Within one run a statement is split once (a streamed run reads its input
+twice): the last `MEMO` outcomes are remembered. `check_recorded_splits` checks a store's recorded rows.
+
+The HTTP side (API key, retries with backoff, Retry-After, request and cost budgets, no proxy for a local
+server) is the remote judge's: `judges/remote.py`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sqlite3
+from collections import Counter, OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import JudgeError, JudgeSetupError, MalformedAnswer, MissingDecomposition, StoreError, TransientFailure
+from ..judges.base import Request
+from ..judges.remote import OpenAIJudge, Prompt, _snippet
+from ..judges.store import DECOMPOSITION_TABLE, JudgmentStore
+from .decompose import Decomposer, NoDecomposer, RuleDecomposer
+
+PROMPT_VERSION = "1"
+
+SPLIT_PROMPT_V1 = Prompt(
+    system="""\
+You split a statement into atomic claims: short sentences that each state one fact and can be checked \
+on their own against a source.
+
+Rules:
+- Each claim must stand alone: repeat the subject instead of using a pronoun.
+- Keep every number, unit, date, name and condition of the statement ("only", "unless", "if", "not", \
+"within 30 days", "at least") in the claims it applies to. Drop nothing.
+- Add nothing: no fact, number, name or word of qualification that the statement does not contain.
+- Use the statement's own words and language wherever you can.
+- A statement that states one fact is one claim: return it unchanged.
+
+Answer with one JSON object and nothing else: {"claims": ["<claim>", ...]}""",
+    user="""\
+Statement:
+<statement>
+{statement}
+</statement>
+
+Answer with the JSON object only.""",
+)
+
+SPLIT_PROMPTS: dict[str, Prompt] = {"1": SPLIT_PROMPT_V1}
+_CLOSING = ".,;:!?。，；：！？ "
+MAX_CLAIMS = 16  # more than this from one statement is a runaway answer, not a split
+MEMO = 10_000  # outcomes remembered within a run (more than a streamed run's chunk of cases holds)
+
+
+# --- checking a split ----------------------------------------------------------------------------
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_UNIT_SYMBOLS = ("%", "°", "$", "€", "£", "¥", "‰")
+_UNIT_WORDS = frozenset("""percent percentage mm cm m km kg g mg µg lb lbs oz ml l kwh wh kw mw gw w v mv
+    hz khz mhz ghz s ms sec secs second seconds min mins minute minutes h hr hrs hour hours day days week
+    weeks month months year years decade decades century centuries mph kph km/h ft feet inch inches mile
+    miles acre acres hectare hectares ton tons tonne tonnes celsius fahrenheit kelvin dollars euros pounds
+    yuan gb mb tb kb bit bits bytes""".split())
+# "while" and "whereas" are left out: between two clauses they contrast, and a split rightly drops them
+_CONDITION_WORDS = frozenset("""if unless only when whenever except excluding without not no never
+    nor before after within until till provided least most up less more fewer than approximately about
+    around nearly almost roughly may might could can must should would all some none each every per""".split())
+_ZH_CONDITIONS = ("如果", "除非", "仅", "只", "不", "没有", "未", "以内", "之前", "之后", "至少", "至多", "约", "可能")
+_FUNCTION_WORDS = frozenset("""a an the it its this that these those there they their them he she his her we
+    our you your i one some any all each every many most no none both either neither such in on at by for
+    with from to of as if when while after before during since""".split())
+_LATIN_WORD = re.compile(r"[A-Za-z][\w'’\-]*")
+
+
+def _numbers(text: str) -> set[str]:
+    return {re.sub(r"(?<=\d),(?=\d{3}\b)", "", n) for n in _NUMBER.findall(text)}
+
+
+def _words(text: str) -> list[str]:
+    return [w.lower() for w in re.findall(r"[\w'’/]+|%|°|\$|€|£|¥|‰", text)]
+
+
+# A unit is a symbol, or a unit word right after a number ("30 days", "5km"): "in those days" has none,
+# and single letters ("U.S.") are units only after a number ("5 m").
+_UNIT_AFTER_NUMBER = re.compile(r"\d(?:[\d.,]*\d)?\s*([A-Za-zµ/]+)")
+
+
+def _units(text: str) -> set[str]:
+    words = {m.group(1).lower() for m in _UNIT_AFTER_NUMBER.finditer(text)}
+    return {w for w in words if w in _UNIT_WORDS} | {s for s in _UNIT_SYMBOLS if s in text}
+
+
+def _conditions(text: str, lang: str) -> set[str]:
+    if lang == "zh":
+        return {w for w in _ZH_CONDITIONS if w in text}
+    found = set()
+    for w in _words(text):
+        if w.endswith(("n't", "n’t")) or w == "cannot":
+            found.add("not")  # "doesn't" and "does not" are the same condition
+        elif w in _CONDITION_WORDS:
+            found.add(w)
+    return found
+
+
+def _names(text: str) -> set[str]:
+    """Capitalised words, lower-cased, except a sentence's first word when it is a function word."""
+    out = set()
+    for m in _LATIN_WORD.finditer(text):
+        w = m.group()
+        if w[0].isupper() and w.lower() not in _FUNCTION_WORDS:
+            out.add(re.sub(r"['’]s?$", "", w.lower()))  # "Obama's" names Obama
+    return out
+
+
+def check_split(statement: str, claims: Sequence[str], lang: str = "en") -> str | None:
+    """Why a proposed split must be rejected, or None when it keeps every number, unit and condition
+    word of the statement and adds none (nor a capitalised name the statement lacks)."""
+    if not claims:
+        return "no claims"
+    if len(claims) > MAX_CLAIMS:
+        return f"{len(claims)} claims (at most {MAX_CLAIMS})"
+    joined = "\n".join(claims)
+    problems = []
+    for what, found in (("number", _numbers), ("unit", _units)):
+        stated, claimed = found(statement), found(joined)
+        if stated - claimed:
+            problems.append(f"drops {what} {', '.join(sorted(stated - claimed))}")
+        if claimed - stated:
+            problems.append(f"adds {what} {', '.join(sorted(claimed - stated))}")
+    stated, claimed = _conditions(statement, lang), _conditions(joined, lang)
+    if stated - claimed:
+        problems.append(f"drops condition word {', '.join(sorted(stated - claimed))}")
+    if claimed - stated:
+        problems.append(f"adds condition word {', '.join(sorted(claimed - stated))}")
+    stated_words = set(_words(statement))
+    invented = {n for n in _names(joined) if n not in stated_words}
+    if invented:
+        problems.append(f"adds name {', '.join(sorted(invented))}")
+    return "; ".join(problems) or None
+
+
+# --- the model's answer --------------------------------------------------------------------------
+
+_FENCE = re.compile(r"^\s*```(?:json)?\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
+
+
+def parse_claims(response: Any) -> list[str]:
+    """The claims in a chat-completions response body; `MalformedAnswer` says what is wrong."""
+    try:
+        content = response["choices"][0]["message"]["content"]
+    except (KeyError, IndexError, TypeError):
+        raise MalformedAnswer(f"no answer in the response: {_snippet(json.dumps(response))}") from None
+    if not isinstance(content, str) or not content.strip():
+        raise MalformedAnswer("empty answer")
+    fenced = _FENCE.match(content)
+    try:
+        data = json.loads(fenced.group(1) if fenced else content)
+    except json.JSONDecodeError as err:
+        raise MalformedAnswer(f"answer is not valid JSON ({err.msg}): {_snippet(content)}") from None
+    claims = data.get("claims") if isinstance(data, dict) else None
+    if not isinstance(claims, list) or not all(isinstance(c, str) and c.strip() for c in claims):
+        raise MalformedAnswer(f'answer is not {{"claims": [non-empty strings]}}: {_snippet(content)}')
+    return [" ".join(c.split()) for c in claims]
+
+
+class _SplitClient(OpenAIJudge):
+    """The remote judge's HTTP machinery (key, retries, budgets) sending the splitting prompt instead."""
+
+    def __init__(self, model: str, prompt: Prompt, **options: Any):
+        super().__init__(model, **options)
+        self.split_prompt = prompt
+
+    def _fail(self, request: Request, problem: str) -> JudgeError:
+        return JudgeError(f"openai claim splitter ({self.model} at {self.host}): statement "
+                          f"{_snippet(request.text, 120)!r}: {problem}")
+
+    def split(self, statement: str) -> tuple[dict[str, Any], list[str]]:
+        """The raw response and its claims; JudgeError once every attempt failed."""
+        request = Request.of(statement, ())
+        if not self._api_key and not self.local:
+            raise self._fail(request, f"no API key for {self.host}: set CITEAUDIT_OPENAI_API_KEY (or OPENAI_API_KEY)")
+        user = self.split_prompt.user.replace("{statement}", statement)
+        payload = {"model": self.model, "temperature": 0, "response_format": {"type": "json_object"},
+                   "messages": [{"role": "system", "content": self.split_prompt.system},
+                                {"role": "user", "content": user}]}
+        body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        problem = ""
+        for attempt in range(self.max_retries + 1):
+            self._reserve(request)
+            try:
+                response = self._post(body, request)
+                return response, parse_claims(response)
+            except (TransientFailure, MalformedAnswer) as err:
+                problem = str(err)
+                if attempt < self.max_retries:
+                    self._sleep(self._delay(attempt, getattr(err, "retry_after", None)))
+        attempts = self.max_retries + 1
+        raise self._fail(request, f"{problem} (gave up after {attempts} attempt{'s' * (attempts > 1)})")
+
+
+# --- the decomposer ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Fallback:
+    """A statement the fallback splitter split, and why the model's split was not used."""
+
+    statement: str
+    reason: str
+
+
+def decomposition_key(statement: str, lang: str, splitter_signature: str) -> str:
+    material = {"statement": statement, "lang": lang, "splitter": splitter_signature}
+    return hashlib.sha256(json.dumps(material, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+class OpenAIDecomposer:
+    """Claims proposed by a model behind an OpenAI-compatible endpoint, checked, recorded and replayable.
+    See the module docstring. `options` are the remote judge's (base_url, api_key, timeout, max_retries,
+    max_requests, max_cost, price_per_1k_tokens, backoff_*, sleep)."""
+
+    name = "openai"
+
+    def __init__(self, model: str, *, store: JudgmentStore | None = None, replay: bool = False,
+                 fallback: Decomposer | None = None, prompt_version: str = PROMPT_VERSION, **options: Any):
+        if prompt_version not in SPLIT_PROMPTS:
+            raise JudgeSetupError(f"unknown claim-splitting prompt version {prompt_version!r}; "
+                                  f"known: {', '.join(sorted(SPLIT_PROMPTS))}")
+        if replay and store is None:
+            raise JudgeSetupError("replaying claim splits needs the store they were recorded in")
+        if not model.strip():
+            raise JudgeSetupError("the openai claim splitter needs a model name: openai:MODEL")
+        self.prompt_version = prompt_version
+        self.prompt = SPLIT_PROMPTS[prompt_version]
+        self.client = _SplitClient(model, self.prompt, **options)
+        if not replay and not self.client._api_key and not self.client.local:
+            # refused now, not statement by statement: every split would fall back to the rule splitter
+            raise JudgeSetupError(f"openai claim splitter ({model} at {self.client.host}): no API key; set "
+                                  "CITEAUDIT_OPENAI_API_KEY (or OPENAI_API_KEY), or replay recorded splits")
+        self.store = store
+        self.replay = replay
+        self.fallback = fallback if fallback is not None else RuleDecomposer()
+        self.fallbacks: list[Fallback] = []
+        self.asked = 0  # statements sent to the model (not replayed)
+        self._memo: OrderedDict[str, dict[str, Any]] = OrderedDict()
+
+    @property
+    def model_signature(self) -> str:
+        """What can change the model's split: model, prompt version and text, endpoint host."""
+        return (f"openai:{self.client.model}@{self.prompt_version}#{self.prompt.digest[:12]}"
+                f"|base={self.client.host}")
+
+    @property
+    def signature(self) -> str:
+        return f"{self.model_signature}|fallback={self._fallback_signature}"
+
+    @property
+    def _fallback_signature(self) -> str:
+        return getattr(self.fallback, "signature", type(self.fallback).__name__)
+
+    def fallback_note(self) -> str | None:
+        """One line on the statements the fallback splitter split in this run, or None when none was."""
+        if not self.fallbacks:
+            return None
+        return (f"{len(self.fallbacks)} statement(s) split by {self._fallback_signature} instead of "
+                f"{self.model_signature} "
+                f"(first: {_snippet(self.fallbacks[0].statement, 80)!r}: {self.fallbacks[0].reason})")
+
+    def decompose(self, statement_text: str, lang: str) -> list[str] | Sequence[tuple[int, int]]:
+        key = decomposition_key(statement_text, lang, self.model_signature)
+        outcome = self._memo.get(key)
+        if outcome is None:
+            outcome = self._outcome(key, statement_text, lang)
+            if _claims_of(outcome) is None:
+                self.fallbacks.append(Fallback(statement_text, str(outcome.get("fallback") or "no claims recorded")))
+            self._memo[key] = {k: outcome[k] for k in ("claims", "fallback") if k in outcome}  # not the response
+            if len(self._memo) > MEMO:
+                self._memo.popitem(last=False)
+        claims = _claims_of(outcome)
+        if claims is None:
+            return self.fallback.decompose(statement_text, lang)
+        # without a closing period a claim taken word for word is found in the statement (and gets its
+        # offsets and own citations); the rule splitter's claims end the same way
+        return [c.rstrip(_CLOSING) or c for c in claims]
+
+    def _outcome(self, key: str, statement: str, lang: str) -> dict[str, Any]:
+        """The recorded outcome for a statement, else the model's (recorded when there is a store)."""
+        recorded = self.store.get_decomposition(key) if self.store is not None else None
+        if recorded is not None and (self.replay or not recorded.get("request_failed")):
+            return recorded
+        if self.replay:
+            raise MissingDecomposition(
+                f"no recorded claim split by {self.model_signature} for statement "
+                f"{_snippet(statement, 120)!r} in {self.store.path}; run once without replay to record it")
+        outcome = self._ask(statement, lang)
+        if self.store is not None:
+            self.store.put_decomposition(key, self.model_signature, statement, outcome, replace=recorded is not None)
+        return outcome
+
+    def _ask(self, statement: str, lang: str) -> dict[str, Any]:
+        self.asked += 1
+        try:
+            response, claims = self.client.split(statement)
+        except JudgeError as err:
+            return {"fallback": f"request failed: {err}", "request_failed": True, "lang": lang}
+        problem = check_split(statement, claims, lang)
+        if problem:
+            return {"fallback": f"split rejected: {problem}", "proposed": claims, "response": response, "lang": lang}
+        return {"claims": claims, "response": response, "lang": lang}
+
+
+def _claims_of(outcome: dict[str, Any]) -> list[str] | None:
+    """The claims a recorded outcome holds, or None when the statement went to the fallback splitter."""
+    claims = outcome.get("claims")
+    if isinstance(claims, list) and claims and all(isinstance(c, str) and c.strip() for c in claims):
+        return claims
+    return None
+
+
+def make_decomposer(spec: str, *, store: JudgmentStore | None = None, replay: bool = False) -> Decomposer:
+    """The claim splitter a spec names: `rule` (the default), `none`, or `openai:MODEL` (configured from
+    the CITEAUDIT_OPENAI_* environment, as the openai judge is)."""
+    name, _, argument = spec.partition(":")
+    if name == "rule" and not argument:
+        return RuleDecomposer()
+    if name == "none" and not argument:
+        return NoDecomposer()
+    if name == "openai":
+        from ..judges.spec import OPENAI
+
+        options = OPENAI.parse(argument)
+        keywords = {k: v for k, v in options.keywords().items() if k not in ("prompt_version", "concurrency")}
+        return OpenAIDecomposer(options.head, store=store, replay=replay, **keywords)
+    raise JudgeSetupError(f"unknown claim splitter {spec!r}; known: rule, none, openai:MODEL")
+
+
+# --- checking a store's recorded splits ----------------------------------------------------------
+
+
+@dataclass
+class SplitCheck:
+    """What `check_recorded_splits` found: recorded splits by splitter, and every bad row with why."""
+
+    splitters: Counter = field(default_factory=Counter)
+    bad: list[tuple[str, str]] = field(default_factory=list)  # (key, problem)
+
+    @property
+    def rows(self) -> int:
+        return sum(self.splitters.values())
+
+
+def check_recorded_splits(path: str | Path) -> SplitCheck:
+    """Every row of a store's `decompositions` table read (read-only) and checked as replay would use it:
+    its outcome is a JSON object holding claims or a fallback reason, its claims still pass `check_split`,
+    and its key is the hash of its statement, language and splitter. A store made before splits were
+    recorded has none."""
+    found = SplitCheck()
+    try:
+        db = sqlite3.connect(Path(path).resolve().as_uri() + "?mode=ro", uri=True)
+        try:
+            rows = db.execute(f"SELECT key, splitter, statement, outcome FROM {DECOMPOSITION_TABLE} ORDER BY key")
+            for key, splitter, statement, raw in rows:
+                found.splitters[splitter] += 1
+                problem = _split_row_problem(key, splitter, statement, raw)
+                if problem:
+                    found.bad.append((key, problem))
+        finally:
+            db.close()
+    except sqlite3.OperationalError as err:
+        if "no such table" in str(err):
+            return found
+        raise StoreError(f"{path}: {err}") from None
+    except sqlite3.Error as err:
+        raise StoreError(f"{path}: {err}") from None
+    return found
+
+
+def _split_row_problem(key: str, splitter: str, statement: str, raw: Any) -> str | None:
+    """What is wrong with one recorded split, or None when replay can use it as it is."""
+    try:
+        outcome = json.loads(raw)
+    except (TypeError, ValueError):
+        return "outcome is not JSON"
+    if not isinstance(outcome, dict):
+        return "outcome is not a JSON object"
+    lang = outcome.get("lang")
+    # rows recorded before the language was kept: the parser's two languages are tried
+    langs = [lang] if isinstance(lang, str) else ["en", "zh"]
+    matched = next((each for each in langs if decomposition_key(statement, each, splitter) == key), None)
+    if matched is None:
+        return "key does not match the row's statement, language and splitter"
+    claims = _claims_of(outcome)
+    if claims is None:
+        if "claims" in outcome:
+            return "claims is not a list of non-empty texts"
+        if not isinstance(outcome.get("fallback"), str) or not outcome["fallback"]:
+            return "neither claims nor a fallback reason"
+        return None
+    problem = check_split(statement, claims, matched)
+    return f"recorded claims fail the split checks: {problem}" if problem else None
