@@ -1,5 +1,6 @@
 """Agreement statistics between a judge and human labels: balanced accuracy, ROC AUC, Cohen's kappa,
-the confusion table and bootstrap 95 % intervals.
+the confusion table and bootstrap 95 % intervals; and intervals of a run's figures (ratios of summed
+counts), alone or as the paired difference of two runs on the same answers.
 
 Binary metrics compare `full` against the rest (what scoring counts as support); kappa compares all
 four labels. AUC needs a score (see `score_from`). Everything is plain numpy (small, tested, no
@@ -22,7 +23,13 @@ def balanced_accuracy(gold: Sequence[bool], pred: Sequence[bool]) -> float | Non
     p = np.asarray(pred, dtype=bool)
     if g.size == 0:
         return None
-    recalls = [float(np.mean(p[g == c] == c)) for c in (True, False) if np.any(g == c)]
+    positives = np.count_nonzero(g)
+    negatives = g.size - positives
+    recalls = []  # counted, not masked and averaged: this runs once per bootstrap resample
+    if positives:
+        recalls.append(np.count_nonzero(g & p) / positives)
+    if negatives:
+        recalls.append(np.count_nonzero(~g & ~p) / negatives)
     return float(np.mean(recalls))
 
 
@@ -47,12 +54,20 @@ def roc_auc(gold: Sequence[bool], scores: Sequence[float]) -> float | None:
 def cohen_kappa(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str] = LABELS) -> float | None:
     """Cohen's kappa; 1.0 when both raters use one and the same single label throughout (perfect
     agreement with no chance correction possible), None for no rows."""
-    if len(gold) == 0:
-        return None
+    return _kappa_of_codes(_codes(gold, labels), _codes(pred, labels), len(labels))
+
+
+def _codes(values: Sequence[str], labels: Sequence[str] = LABELS) -> np.ndarray:
+    """Each label's place in `labels` (a KeyError for a label not among them)."""
     index = {lab: i for i, lab in enumerate(labels)}
-    m = np.zeros((len(labels), len(labels)))
-    for a, b in zip(gold, pred):
-        m[index[a], index[b]] += 1
+    return np.fromiter((index[v] for v in values), dtype=np.int64, count=len(values))
+
+
+def _kappa_of_codes(gold: np.ndarray, pred: np.ndarray, k: int) -> float | None:
+    """Cohen's kappa of two label-code arrays (one bincount: fast enough to bootstrap 50,000 rows)."""
+    if gold.size == 0:
+        return None
+    m = np.bincount(gold * k + pred, minlength=k * k).reshape(k, k).astype(float)
     n = m.sum()
     observed = np.trace(m) / n
     expected = float((m.sum(axis=1) @ m.sum(axis=0)) / (n * n))
@@ -169,8 +184,10 @@ def metrics(gold: Sequence[str], pred: Sequence[str], scores: Sequence[float | N
     def auc(ix: np.ndarray):
         return roc_auc(gb[ix], s[ix])
 
+    g_codes, p_codes = _codes(list(g)), _codes(list(p))
+
     def kappa(ix: np.ndarray):
-        return cohen_kappa(list(g[ix]), list(p[ix]))
+        return _kappa_of_codes(g_codes[ix], p_codes[ix], len(LABELS))
 
     n = len(gold)
     everything = np.arange(n)
@@ -182,4 +199,88 @@ def metrics(gold: Sequence[str], pred: Sequence[str], scores: Sequence[float | N
         out[name] = fn(everything) if n else None
         out[f"{name}_ci"] = bootstrap_interval(fn, n, resamples, seed) if out[name] is not None else None
     out["confusion"] = confusion(list(g), list(p))
+    return out
+
+
+# --- intervals of figures that keep their counts ------------------------------------------------------
+# A run's figures are ratios of summed counts (support = supported claims / judged claims, over every
+# answer). Their intervals resample the items (answers, or cases for retrieval) and recompute the ratio
+# from the resampled sums, as the figure itself is computed.
+
+RESAMPLES = 1000
+SEED = 0
+
+
+def _resampled_sums(columns: np.ndarray, resamples: int, seed: int) -> np.ndarray:
+    """(resamples × columns) sums of `columns` (items × columns) over resamples of the items with
+    replacement; the same resamples (same seed) as `bootstrap_interval` draws."""
+    n = columns.shape[0]
+    rng = np.random.default_rng(seed)
+    sums = np.empty((resamples, columns.shape[1]))
+    for r in range(resamples):
+        times = np.bincount(rng.integers(0, n, size=n), minlength=n)  # how often each item was drawn
+        sums[r] = times @ columns
+    return sums
+
+
+def _percentiles(values: np.ndarray, level: float) -> tuple[float, float] | None:
+    values = values[~np.isnan(values)]
+    if values.size == 0:
+        return None
+    alpha = (1.0 - level) / 2.0
+    lo, hi = np.quantile(values, [alpha, 1.0 - alpha])
+    return float(lo), float(hi)
+
+
+def _ratios(numerators: np.ndarray, denominators: np.ndarray) -> np.ndarray:
+    """numerator / denominator, NaN where the denominator is 0 (the figure is undefined there)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(denominators > 0, numerators / np.where(denominators > 0, denominators, 1), np.nan)
+
+
+def ratio_intervals(numerators: Sequence[Sequence[float]], denominators: Sequence[Sequence[float]],
+                    resamples: int = RESAMPLES, seed: int = SEED,
+                    level: float = 0.95) -> list[tuple[float, float] | None]:
+    """Percentile interval of sum(numerators[:, j]) / sum(denominators[:, j]) for each figure j, over
+    `resamples` resamples of the items (rows); one set of resamples serves every figure. Resamples
+    where a figure is undefined (its denominator sums to 0) are skipped for it; None when no items."""
+    if len(numerators) == 0:  # no items: nothing to resample (and no columns to count)
+        return []
+    num = np.asarray(numerators, dtype=float).reshape(len(numerators), -1)
+    den = np.asarray(denominators, dtype=float).reshape(num.shape)
+    if resamples <= 0:
+        return [None] * num.shape[1]
+    sums = _resampled_sums(np.hstack([num, den]), resamples, seed)
+    m = num.shape[1]
+    values = _ratios(sums[:, :m], sums[:, m:])
+    return [_percentiles(values[:, j], level) for j in range(m)]
+
+
+def paired_ratio_differences(numerators_a: Sequence[Sequence[float]], denominators_a: Sequence[Sequence[float]],
+                             numerators_b: Sequence[Sequence[float]], denominators_b: Sequence[Sequence[float]],
+                             resamples: int = RESAMPLES, seed: int = SEED, level: float = 0.95,
+                             ) -> list[tuple[float | None, tuple[float, float] | None]]:
+    """For each figure j, (difference, interval) of B's ratio minus A's over paired items: row i of A
+    and row i of B are the same item (the same answer in two runs). A paired bootstrap: each resample
+    draws item rows once and recomputes both runs' ratios from their counts on those same rows, so
+    what the items share (a hard question for both) cancels out of the interval. The difference is
+    None where either figure is undefined on all items; resamples where one is undefined are skipped."""
+    if len(numerators_a) == 0:  # no items: no figure to take a difference of (and no columns to count)
+        return []
+    arrays = [np.asarray(x, dtype=float).reshape(len(numerators_a), -1)
+              for x in (numerators_a, denominators_a, numerators_b, denominators_b)]
+    m = arrays[0].shape[1]
+    total = [a.sum(axis=0) for a in arrays]
+    point = _ratios(total[2], total[3]) - _ratios(total[0], total[1])
+    out: list[tuple[float | None, tuple[float, float] | None]] = []
+    sums = _resampled_sums(np.hstack(arrays), resamples, seed) if resamples > 0 else None
+    for j in range(m):
+        if np.isnan(point[j]):
+            out.append((None, None))
+            continue
+        interval = None
+        if sums is not None:
+            a_num, a_den, b_num, b_den = (sums[:, k * m + j] for k in range(4))
+            interval = _percentiles(_ratios(b_num, b_den) - _ratios(a_num, a_den), level)
+        out.append((float(point[j]), interval))
     return out

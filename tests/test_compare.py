@@ -1,0 +1,205 @@
+"""compare at real size: runs named by system or file, each figure's difference with a paired bootstrap
+interval over the shared answers, agreement of the two runs' labels, and the changed claims sorted by
+how much the change matters."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from citeaudit.cli import main
+from citeaudit.compare import ONE_RUN_RANK, change_rank, compare, run_names
+from citeaudit.stats import bootstrap_interval, cohen_kappa, paired_ratio_differences
+
+from run_copies import as_log, copied_run, resum, write
+
+
+def _log(data: dict):
+    return as_log(data)
+
+
+def _relabel(data: dict, answer: str, claim: int, label: str) -> dict:
+    record = next(a for a in data["results"]["answers"] if a["answer"] == answer)
+    record["claims"][claim]["judgment"]["label"] = label
+    supported = sum(c["judgment"]["label"] == "full" for c in record["claims"])
+    record["metrics"]["support"].update(numerator=supported, value=supported / len(record["claims"]))
+    return resum(data)
+
+
+# --- the paired bootstrap --------------------------------------------------------------------------------
+
+def test_a_paired_interval_resamples_both_runs_on_the_same_answers():
+    rng = np.random.default_rng(3)
+    den = rng.integers(1, 6, size=(40, 1))
+    a, b = rng.integers(0, den + 1), rng.integers(0, den + 1)
+    ((value, interval),) = paired_ratio_differences(a, den, b, den)
+    assert value == pytest.approx(b.sum() / den.sum() - a.sum() / den.sum())
+
+    def paired(ix):  # both ratios from the same resampled answers
+        return b[ix].sum() / den[ix].sum() - a[ix].sum() / den[ix].sum()
+
+    assert interval == pytest.approx(bootstrap_interval(paired, 40))
+    assert interval[0] <= value <= interval[1]
+
+
+def test_a_shared_difficulty_cancels_out_of_a_paired_interval():
+    """B is A plus one supported claim in every other answer: the answers differ a lot, the runs'
+    difference barely, so the paired interval is narrow where two unpaired ones would overlap."""
+    rng = np.random.default_rng(0)
+    den = np.full((200, 1), 4)
+    a = rng.integers(0, 4, size=(200, 1))
+    b = np.minimum(a + (np.arange(200) % 2)[:, None], 4)
+    ((value, (lo, hi)),) = paired_ratio_differences(a, den, b, den)
+    assert 0 < lo < value < hi and hi - lo < 0.06
+
+
+def test_an_undefined_figure_has_no_difference():
+    assert paired_ratio_differences([[0]], [[0]], [[1]], [[1]]) == [(None, None)]
+    assert paired_ratio_differences([], [], [], []) == []
+
+
+# --- compare on runs -------------------------------------------------------------------------------------
+
+def test_differences_are_over_the_paired_answers_and_the_figures_hold_them():
+    a = copied_run(30)
+    b = copied_run(30)
+    for i in range(0, 30, 3):  # a third of B's answers A support one more claim
+        _relabel(b, f"A-{i:05d}", 1, "full")
+    result = compare(_log(a), _log(b))
+    assert result.answers == (90, 90, 90)
+    support = result.differences["support"]
+    (_, ra, rb) = next(row for row in result.rows if row[0] == "support")
+    assert support.value == pytest.approx(rb.value - ra.value) and support.value > 0
+    assert support.interval[0] <= support.value <= support.interval[1]
+    assert result.differences["coverage"].value == 0 and result.differences["coverage"].interval == (0.0, 0.0)
+    assert compare(_log(a), _log(b)).differences == result.differences  # the seed is fixed
+
+
+def test_answers_only_one_run_has_are_left_out_of_the_differences():
+    a, b = copied_run(6), copied_run(4)
+    result = compare(_log(a), _log(b))
+    assert result.answers == (18, 12, 12)
+    assert result.differences["support"].value == 0
+
+
+def test_systems_of_one_run_pair_by_case():
+    log = _log(copied_run(5))
+    result = compare(log, log, "A", "C", "A", "C")
+    assert result.answers == (5, 5, 5)
+    assert result.differences["support"].value == pytest.approx(1 - 1 / 3)
+    assert result.differences["support"].interval == pytest.approx((2 / 3, 2 / 3))
+
+
+@pytest.mark.parametrize("a, b, rank", [
+    ("full", "contradicts", 0), ("contradicts", "full", 0), ("none", "full", 1), ("full", "partial", 2),
+    ("partial", "contradicts", 3), ("none", "contradicts", 3), ("partial", "none", 4), ("full", "uncertain", 5),
+    ("unjudged", "none", 5), (None, "full", ONE_RUN_RANK), ("full", None, ONE_RUN_RANK),
+])
+def test_how_much_a_change_matters(a, b, rank):
+    assert change_rank(a, b) == rank
+
+
+def test_changed_claims_come_most_consequential_first_then_by_weight():
+    a = copied_run(3)
+    b = copied_run(3)
+    _relabel(b, "A-00000", 1, "partial")       # none → partial (rank 4)
+    _relabel(b, "C-00001", 0, "none")          # full → none in a three-claim answer (rank 1)
+    _relabel(b, "B-00002", 0, "none")          # full → none in a one-claim answer (rank 1, weighs more)
+    _relabel(b, "C-00002", 2, "contradicts")   # full → contradicts (rank 0)
+    result = compare(_log(a), _log(b))
+    assert [(d.where_a, d.a, d.b) for d in result.claims] == [
+        ("case-00002/C-00002 claim 3.1", "full", "contradicts"),
+        ("case-00002/B-00002 claim 1.1", "full", "none"),
+        ("case-00001/C-00001 claim 1.1", "full", "none"),
+        ("case-00000/A-00000 claim 2.1", "none", "partial"),
+    ]
+
+
+def test_label_agreement_on_shared_claims_counts_uncertain_apart():
+    a = copied_run(4)
+    b = copied_run(4)
+    _relabel(b, "A-00000", 1, "partial")
+    _relabel(b, "C-00003", 0, "contradicts")
+    record = next(x for x in b["results"]["answers"] if x["answer"] == "C-00001")
+    record["claims"][1]["judgment"]["uncertain"] = True
+    resum(b)
+    g = compare(_log(a), _log(b)).agreement
+    labels_a = [c.label for x in _log(a).results.answers for c in x.claims]
+    labels_b = [c.label for x in _log(b).results.answers for c in x.claims]
+    counted = [(x, y) for x, y in zip(labels_a, labels_b) if y != "uncertain"]
+    assert g["shared_claims"] == 28 and g["not_counted"] == 1 and g["n"] == 27
+    assert g["agree"] == 25
+    assert g["kappa"] == pytest.approx(cohen_kappa([x for x, _ in counted], [y for _, y in counted]))
+    assert g["confusion"]["full"]["contradicts"] == 1 and g["confusion"]["none"]["partial"] == 1
+    assert g["kappa_ci"][0] <= g["kappa"] <= g["kappa_ci"][1]
+
+
+# --- names and the command line ---------------------------------------------------------------------------
+
+def _one_system(data: dict, system: str) -> dict:
+    data["results"]["answers"] = [a for a in data["results"]["answers"] if a["system"] == "A"]
+    for a in data["results"]["answers"]:
+        a["system"] = system
+    return resum(data)
+
+
+def test_runs_are_named_by_system_then_file(tmp_path):
+    many = _log(copied_run(2))
+    gpt, llama = _log(_one_system(copied_run(2), "gpt")), _log(_one_system(copied_run(2), "llama"))
+    assert run_names("x/a.json", gpt, None, "y/b.json", llama, None) == ("gpt", "llama")
+    assert run_names("x/a.json", many, None, "y/b.json", many, None) == ("a.json", "b.json")
+    assert run_names("x/a.json", gpt, None, "y/b.json", gpt, None) == ("gpt (a.json)", "gpt (b.json)")
+    assert run_names("x/run.json", many, None, "y/run.json", many, None) == ("run.json (x/run.json)",
+                                                                              "run.json (y/run.json)")
+    assert run_names("r.json", many, "A", "r.json", many, "C") == ("A", "C")
+    assert run_names("r.json", many, None, "r.json", many, None) == ("r.json (first)", "r.json (second)")
+
+
+def test_cli_text_names_runs_and_lists_changes(runner, tmp_path):
+    a = write(tmp_path / "before.json", _one_system(copied_run(25), "rag-v1"))
+    b_data = _one_system(copied_run(25), "rag-v2")
+    for i in range(25):
+        _relabel(b_data, f"A-{i:05d}", 2, "partial")
+    b = write(tmp_path / "after.json", b_data)
+    result = runner.invoke(main, ["compare", str(a), str(b)])
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    header = out.splitlines()[0]
+    assert "rag-v1 (25 answers)" in header and "rag-v2 (25 answers)" in header
+    assert "rag-v2 − rag-v1 on 25 paired answers" in header
+    assert "(1000 resamples, seed 0)" in out
+    assert "confusion (rows: rag-v1, columns: rag-v2)" in out
+    assert "claims whose label changed, most consequential first (25; 5 more with --details)" in out
+    assert out.count("none → partial") == 20
+    every = runner.invoke(main, ["compare", str(a), str(b), "--details"]).stdout
+    assert every.count("none → partial") == 25
+
+
+def test_cli_json_carries_differences_agreement_and_ranked_claims(runner, tmp_path):
+    a = write(tmp_path / "a.json", copied_run(5))
+    b_data = copied_run(5)
+    _relabel(b_data, "A-00001", 1, "partial")
+    _relabel(b_data, "C-00002", 0, "contradicts")
+    b = write(tmp_path / "b.json", b_data)
+    data = json.loads(runner.invoke(main, ["compare", str(a), str(b), "--format", "json"]).stdout)
+    assert (data["a"], data["b"]) == ("a.json", "b.json")
+    assert data["answers"] == {"a": 15, "b": 15, "paired": 15}
+    assert data["bootstrap"]["resamples"] == 1000 and data["bootstrap"]["seed"] == 0
+    support = data["measures"]["support"]["difference"]
+    assert support["value"] < 0 and support["interval"][0] <= support["value"] <= support["interval"][1]
+    assert data["agreement"]["n"] == 35 and data["agreement"]["agree"] == 33
+    assert [(c["a"], c["b"], c["rank"]) for c in data["claims"]] == [("full", "contradicts", 0),
+                                                                     ("none", "partial", 4)]
+
+
+def test_the_refusal_still_names_the_fields_and_says_which_run_is_which(runner, tmp_path):
+    a = write(tmp_path / "a.json", copied_run(2))
+    other = copied_run(2)
+    other["signature"]["nocite"] = "0"
+    b = write(tmp_path / "b.json", other)
+    refused = runner.invoke(main, ["compare", str(a), str(b)])
+    assert refused.exit_code == 2
+    assert "precision without citations: A n/a · B 0" in refused.output
+    assert "(A: a.json · B: b.json)" in refused.output
