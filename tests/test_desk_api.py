@@ -246,6 +246,13 @@ def test_the_overview_sums_per_system_and_pages_sorts_and_filters(client):
     assert client.get("/api/overview", params={"limit": 100_000}).status_code == 422
 
 
+def test_ids_sort_as_people_number_them():
+    from citeaudit.desk.session import natural_key
+
+    ids = ["case-10", "case-2", "case-1", "case-10b", "Case-3", "case-"]
+    assert sorted(ids, key=natural_key) == ["Case-3", "case-", "case-1", "case-2", "case-10", "case-10b"]
+
+
 def test_a_long_passage_and_question_are_folded_for_display(tmp_path):
     from citeaudit.desk import DeskSession
     from citeaudit.records import Case

@@ -8,6 +8,7 @@ answers is judged once, and each click rescores only the case it changed."""
 from __future__ import annotations
 
 import copy
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,6 +34,11 @@ MAX_QUEUE_ITEMS = 500
 # The answers table's columns that sort, each a figure of the answer (its value; undefined ones last).
 SORTABLE = ("case", "system", "claims", "support", "citation_precision", "citation_recall", "coverage", "unsure")
 OVERVIEW_MEASURES = ("support", "citation_precision", "citation_recall", "coverage", "citation_presence")
+
+
+def natural_key(text: str) -> tuple:
+    """Ids in the order people number them: case-2 before case-10 (digits compared as numbers)."""
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text))
 
 
 @dataclass
@@ -333,7 +339,8 @@ class DeskSession:
             needle = text.lower()
             shown = [r for r in shown if needle in r["case"].lower() or needle in self.cases[r["case"]]["question"][:2000].lower()]
         if sort in ("case", "system"):
-            shown = sorted(shown, key=lambda r: (r[sort], r["answer"]), reverse=descending)
+            shown = sorted(shown, key=lambda r: (natural_key(r[sort] or ""), natural_key(r["answer"])),
+                           reverse=descending)
         elif sort in ("claims", "unsure"):
             shown = sorted(shown, key=lambda r: r[sort], reverse=descending)
         else:
