@@ -222,3 +222,101 @@ def _strength_order(judgment):
     from citeaudit.judges.model import _strength
 
     return _strength(judgment)
+
+
+# --- one encoding per passage: the same windows, pair ids and probabilities as encoding every span ----
+
+
+@pytest.fixture(scope="module")
+def encoded_and_plain():
+    """The judge's inner runner and judges/local.py's runner (encodes every span and pair) on one model."""
+    from citeaudit.judges.local import CrossEncoderJudge
+    from citeaudit.judges.model import IDENTITY_LABELS, PassageEncodedJudge
+
+    path = shipped_model_dir()
+    new = PassageEncodedJudge(path, batch_size=1, threads=2)
+    assert new.one_encoding  # the shipped tokenizer is BERT's: the fast path is the one in use
+    return new, CrossEncoderJudge("onnx", path, label_map=IDENTITY_LABELS, batch_size=1, threads=2)
+
+
+def _real_requests() -> list[Request]:
+    """The 160 validation rows (English and Chinese) and a long passage cut into many windows."""
+    from citeaudit.labelled import load_rows
+
+    rows = load_rows(FIXTURES / "judge_validation_sample.jsonl")
+    return ([Request.of(r.claim, r.passages) for r in rows]
+            + [Request.of("Standard items may be returned within 30 days of delivery.", [passage("H", long_handbook())])])
+
+
+def test_windows_and_pair_ids_from_one_encoding_equal_encoding_each_span(encoded_and_plain):
+    from citeaudit.judges.windows import set_windows
+
+    new, old = encoded_and_plain
+    tokenizer = old.backend.tokenizer
+    checked = 0
+    for r in _real_requests():
+        budget = old.max_tokens - old.backend.count(r.text) - 3
+        windows = set_windows(r.passages, old.backend.count, budget)
+        assert set_windows(r.passages, new.count, budget, spans=new.spans) == windows
+        claim_ids = tokenizer.encode(r.text, add_special_tokens=False).ids
+        by_id = {p.id: p for p in r.passages}
+        for group in windows:
+            premise = "\n".join(w.text for w in group)
+            pair = tokenizer.encode(premise, r.text)
+            assert new._pair_ids(group, by_id, premise, r.text, claim_ids) == (pair.ids, pair.type_ids)
+            checked += 1
+    assert checked > 200  # many windows, several passages cut into several
+
+
+def test_token_spans_count_every_span_exactly(encoded_and_plain):
+    """Spans with random edges, inside words too: the count is the span's own encoding's, and ids are
+    given only where they are that encoding's ids."""
+    import random
+
+    new, old = encoded_and_plain
+    tokenizer = old.backend.tokenizer
+    rng = random.Random(14)
+    given = 0
+    for r in _real_requests()[::4]:
+        for p in r.passages:
+            spans = new.spans(p)
+            for _ in range(20):
+                a = rng.randrange(len(p.text) + 1)
+                b = rng.randrange(a, len(p.text) + 1)
+                own = tokenizer.encode(p.text[a:b], add_special_tokens=False).ids
+                assert spans.count(a, b) == len(own), (p.text[a:b][:60], a, b)
+                ids = spans.token_ids(a, b)
+                if ids is not None:
+                    given += 1
+                    assert ids == own
+    assert given > 0
+
+
+def test_one_encoding_gives_the_same_judgments(encoded_and_plain):
+    new, old = encoded_and_plain
+    requests = _real_requests()[::3]
+    assert [j.model_dump() for j in new.judge_batch(requests)] == [j.model_dump() for j in old.judge_batch(requests)]
+
+
+def test_dequantized_graph_keeps_the_int8_weights_and_is_batch_independent(tmp_path, encoded_and_plain):
+    """The fp32 graph the static-quantisation benchmark starts from: no integer MatMul left, scores
+    close to the shipped model's (only the activations are no longer quantised), and a window's scores
+    the same alone and in a padded batch."""
+    onnx = pytest.importorskip("onnx")
+    import numpy as np
+
+    from citeaudit.judges.model import PassageEncodedJudge
+    from citeaudit.training.export import dequantize_dynamic
+
+    out = dequantize_dynamic(shipped_model_dir() / "model_int8.onnx", tmp_path / "fp32")
+    assert not any(n.op_type in ("MatMulInteger", "DynamicQuantizeLinear") for n in onnx.load(str(out)).graph.node)
+    shipped, _ = encoded_and_plain
+    fp32 = PassageEncodedJudge(tmp_path / "fp32", batch_size=1, threads=2)
+    src = sources("returns_desk.json")
+    rows = [(shipped.backend.tokenizer.encode(src[pid], claim).ids, shipped.backend.tokenizer.encode(src[pid], claim).type_ids)
+            for claim, pid in [("Standard items may be returned within 30 days of delivery.", "S1"),
+                               ("A receipt is required to return a standard item.", "S2"),
+                               ("Clearance items can be returned.", "S5")]]
+    alone = np.array([fp32._forward([row])[0] for row in rows])
+    assert np.abs(alone - fp32._forward(rows)).max() < 1e-5  # padded batch = one by one
+    assert np.abs(alone - np.array([shipped._forward([row])[0] for row in rows])).max() < 0.15

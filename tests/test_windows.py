@@ -110,3 +110,60 @@ def test_get_or_compute_computes_once_while_remembered():
 def test_a_cache_holds_at_least_one_entry():
     with pytest.raises(ValueError, match="at least 1"):
         BoundedCache(0)
+
+
+# --- counting spans from one encoding ------------------------------------------------------------------
+
+
+class _WordEncoding:
+    """A stand-in for a tokenizer's encoding: each word a token, and a word's hyphenated parts are
+    pieces of one word (so an edge at a hyphen falls inside a word)."""
+
+    def __init__(self, text: str):
+        import re
+
+        self.ids, self.offsets, self.word_ids = [], [], []
+        for w, m in enumerate(re.finditer(r"\S+", text)):
+            for part in re.finditer(r"[^-]+-?", m.group()):
+                self.ids.append(len(self.ids))
+                self.offsets.append((m.start() + part.start(), m.start() + part.end()))
+                self.word_ids.append(w)
+
+
+def _pieces(text: str) -> int:
+    return sum(len(w.split("-")) - w.endswith("-") for w in text.split())
+
+
+def test_token_spans_count_between_words_and_ask_inside_a_word():
+    from citeaudit.judges.windows import TokenSpans
+
+    text = "Alpha beta-gamma delta. Epsilon zeta."
+    asked: list[str] = []
+
+    def exact(span: str) -> int:
+        asked.append(span)
+        return _pieces(span)
+
+    spans = TokenSpans(text, _WordEncoding(text), exact)
+    assert spans.count(0, len(text)) == 6 and asked == []
+    assert spans.count(6, 23) == 3 and spans.token_ids(6, 23) == [1, 2, 3] and asked == []
+    # an edge at the hyphen (inside "beta-gamma"): answered by counting the span itself, no ids
+    assert spans.count(11, 23) == 2 and asked == ["gamma delta."]
+    assert spans.token_ids(11, 23) is None
+    # an edge inside a token
+    assert spans.count(2, 5) == 1 and asked[-1] == "pha"
+
+
+def test_windows_from_token_spans_equal_windows_from_counting_each_span():
+    from citeaudit.judges.windows import TokenSpans
+
+    text = " ".join(f"Sentence number {i} is a well-formed one." for i in range(12)) + " " + "x-y " * 20 + "end."
+    passage = _p(text)
+    spans = TokenSpans(text, _WordEncoding(text), _pieces)
+    for budget in (5, 9, 14, 30):
+        assert passage_windows(passage, _pieces, budget, spans=spans) == passage_windows(passage, _pieces, budget)
+    other = _p("A short one.", "Q")
+    by_text = {text: spans, other.text: TokenSpans(other.text, _WordEncoding(other.text), _pieces)}
+    for budget in (8, 200):
+        assert (set_windows([passage, other], _pieces, budget, spans=lambda p: by_text[p.text])
+                == set_windows([passage, other], _pieces, budget))

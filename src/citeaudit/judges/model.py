@@ -14,11 +14,17 @@ Batch size 1 by default: onnxruntime's dynamic int8 quantisation computes each a
 whole batch tensor, padding included, so with batches a window's scores move (by up to ~0.02) with
 the company it is batched in. One window per pass makes a judgment independent of the batch (batch ==
 single exactly, as a judgment store expects), and on 2 CPU threads it was no slower (no padding; see
-benchmarks/model_judge_speed.py).
+benchmarks/model_judge_speed.py). Static int8 quantisation (fixed activation scales) was measured as the
+way to batch-independent batches and did not pay here: slower per window on this CPU, batch 16 slower
+than batch 1 (docs/model-judge.md, "Batching").
 
 Inference is `CrossEncoderJudge("onnx", ...)` from judges/local.py (windows, batching, label mapping,
-model-file hash): this module adds only the guard and the routing. It needs onnxruntime and tokenizers,
-never torch.
+model-file hash), fed from one encoding per passage (`PassageEncodedJudge` below): a passage is encoded
+once, its windows are counted from that encoding's offsets and each pair's ids are put together from
+the window's and the claim's tokens, where judges/local.py encodes every span it counts and every pair
+again. The ids, hence the probabilities and labels, are the same (tests/test_model_judge.py compares
+them); only the time around the forward pass goes. This module adds the guard and the routing. It needs
+onnxruntime and tokenizers, never torch.
 
 Calibration (judges/calibration.py): when the model directory holds a calibration.json, as the shipped
 one does, a pair is `full` when a logistic layer over logit p(full) and the claim-word recall of the
@@ -47,16 +53,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..errors import JudgeSetupError
-from ..records import Judgment, SourcePassage
-from ..text import han_share
+from ..errors import JudgeError, JudgeSetupError
+from ..records import LABELS, Judgment, SourcePassage
+from ..text import han_share, has_han
 from . import calibration
 from .base import Request
 from .cache import BoundedCache
 from .guard import check
 from .local import CrossEncoderJudge
 from .spec import MODEL, MODEL_UNCERTAIN_BAND, ZH_EMBEDDING_THRESHOLD
-from .windows import set_windows
+from .windows import TokenSpans, Window, set_windows
 
 MODEL_NAME = "judge-v1"
 CHINESE_SHARE = 0.3  # Han share of the letters from which a claim or its passages count as Chinese
@@ -67,6 +73,7 @@ IDENTITY_LABELS = {name: name for name in ("full", "partial", "none", "contradic
 ALL_SUBSETS_UP_TO = 5
 # How strongly a label says "supported", for the strongest of a set's judgments.
 _STRENGTH = {"full": 3, "partial": 2, "none": 1, "contradicts": 0}
+PASSAGES_REMEMBERED = 4_096  # passage encodings kept per judge (a passage is read again for each claim citing it)
 
 
 def shipped_model_dir() -> Path:
@@ -81,8 +88,96 @@ def shipped_model_dir() -> Path:
 
 def is_chinese(request: Request) -> bool:
     """Claim mostly Chinese, or the passages mostly Chinese."""
-    return (han_share(request.text) >= CHINESE_SHARE
-            or han_share(" ".join(p.text for p in request.passages)) >= CHINESE_SHARE)
+    passages = " ".join(p.text for p in request.passages)
+    if not (has_han(request.text) or has_han(passages)):  # one regex search settles most English pairs
+        return False
+    return han_share(request.text) >= CHINESE_SHARE or han_share(passages) >= CHINESE_SHARE
+
+
+class PassageEncodedJudge(CrossEncoderJudge):
+    """`CrossEncoderJudge("onnx", path)` that encodes each passage and claim once.
+
+    Windows are cut with token counts from the passage's one offset-mapped encoding (`TokenSpans`), and
+    a window's pair is `[CLS] window [SEP] claim [SEP]` from the tokens already at hand, which is what
+    encoding the pair gives for a tokenizer that splits words before cutting them into pieces (checked
+    when the model loads: BERT's pre-tokenizer and that pair template, else every pair is encoded as
+    judges/local.py does). Where a window edge falls inside a word the pair is encoded whole.
+    """
+
+    def __init__(self, path: Path, batch_size: int, threads: int | None):
+        super().__init__("onnx", path, label_map=IDENTITY_LABELS, batch_size=batch_size, threads=threads)
+        tokenizer = self.backend.tokenizer
+        frame = tokenizer.encode("", "")
+        self.one_encoding = (type(tokenizer.pre_tokenizer).__name__ == "BertPreTokenizer"
+                             and len(frame.ids) == 3 and frame.ids[1] == frame.ids[2]
+                             and list(frame.type_ids) == [0, 0, 1])
+        self._cls, self._sep = (frame.ids[0], frame.ids[1]) if self.one_encoding else (None, None)
+        self._passages: BoundedCache[str, TokenSpans] = BoundedCache(PASSAGES_REMEMBERED)
+
+    def spans(self, passage: SourcePassage) -> TokenSpans:
+        """The passage's one encoding (remembered by text)."""
+        return self._passages.get_or_compute(passage.text, self._encode_passage)
+
+    def _encode_passage(self, text: str) -> TokenSpans:
+        return TokenSpans(text, self.backend.tokenizer.encode(text, add_special_tokens=False), self.count)
+
+    def _pair_ids(self, windows: list[Window], passages: dict[str, SourcePassage], premise: str,
+                  claim: str, claim_ids: list[int]) -> tuple[list[int], list[int]]:
+        """input ids and token type ids of (premise, claim), as encoding the pair gives them."""
+        pieces = [self.spans(passages[w.passage]).token_ids(w.start, w.end) for w in windows]
+        if any(piece is None for piece in pieces):  # an edge inside a word: encode the pair whole
+            encoding = self.backend.tokenizer.encode(premise, claim)
+            return list(encoding.ids), list(encoding.type_ids)
+        first = [self._cls, *(token for piece in pieces for token in piece), self._sep]
+        return first + claim_ids + [self._sep], [0] * len(first) + [1] * (len(claim_ids) + 1)
+
+    def _forward(self, rows: list[tuple[list[int], list[int]]]):
+        """Class probabilities of padded rows, as the backend's predict computes them."""
+        import numpy as np
+
+        width = max(len(ids) for ids, _ in rows)
+        feed = {
+            "input_ids": np.array([ids + [0] * (width - len(ids)) for ids, _ in rows], dtype=np.int64),
+            "attention_mask": np.array([[1] * len(ids) + [0] * (width - len(ids)) for ids, _ in rows], dtype=np.int64),
+            "token_type_ids": np.array([types + [0] * (width - len(types)) for _, types in rows], dtype=np.int64),
+        }
+        logits = self.backend.session.run(None, {k: v for k, v in feed.items() if k in self.backend.inputs})[0]
+        exp = np.exp(logits - logits.max(axis=-1, keepdims=True))
+        return exp / exp.sum(axis=-1, keepdims=True)
+
+    def judge_batch(self, requests: Sequence[Request], evidence_texts: list[str] | None = None) -> list[Judgment]:
+        if not self.one_encoding:
+            return super().judge_batch(requests, evidence_texts)
+        pairs: list[tuple[int, list[Window], str, tuple[list[int], list[int]]]] = []
+        claims: dict[str, list[int]] = {}
+        for i, request in enumerate(requests):
+            if request.text not in claims:
+                claims[request.text] = self.backend.tokenizer.encode(request.text, add_special_tokens=False).ids
+            claim_ids = claims[request.text]
+            # Room for the claim and the three special tokens of a pair ([CLS] a [SEP] b [SEP]).
+            budget = self.max_tokens - len(claim_ids) - 3
+            if budget < 16:
+                raise JudgeError(f"claim too long for a {self.max_tokens}-token model: {request.text[:80]!r}")
+            passages = {p.id: p for p in request.passages}
+            for windows in set_windows(request.passages, self.count, budget, spans=self.spans):
+                premise = "\n".join(w.text for w in windows)
+                pairs.append((i, windows, premise, self._pair_ids(windows, passages, premise, request.text, claim_ids)))
+        probs: list = [None] * len(pairs)
+        order = sorted(range(len(pairs)), key=lambda k: len(pairs[k][2]))  # batch by length, as local.py does
+        for b in range(0, len(order), self.batch_size):
+            chunk = order[b: b + self.batch_size]
+            for k, row in zip(chunk, self._forward([pairs[k][3] for k in chunk])):
+                probs[k] = row
+        per_request: list[list[tuple[list[Window], dict[str, float]]]] = [[] for _ in requests]
+        for (i, windows, _, _), row in zip(pairs, probs):
+            scores = dict.fromkeys(LABELS, 0.0)
+            for idx, p in enumerate(row):
+                scores[self.labels[idx]] += float(p)
+            per_request[i].append((windows, scores))
+        decided = [self._decide(r) for r in per_request]
+        if evidence_texts is not None:
+            evidence_texts.extend(text for _, text in decided)
+        return [j for j, _ in decided]
 
 
 class ModelJudge:
@@ -94,8 +189,7 @@ class ModelJudge:
         self.options = MODEL.of(path=path, guard=guard, threads=threads, zh=zh, batch_size=batch_size,
                                 calibrated=calibrated, band=band)  # checked: a JudgeSetupError names a bad one
         self.path = Path(self.options["path"]) if self.options["path"] else shipped_model_dir()
-        self.inner = CrossEncoderJudge("onnx", self.path, label_map=IDENTITY_LABELS,
-                                       batch_size=self.options["batch"], threads=self.options["threads"])
+        self.inner = PassageEncodedJudge(self.path, batch_size=self.options["batch"], threads=self.options["threads"])
         self.guard = self.options["guard"]
         self.calibration = calibration.load(self.path) if self.options["calibration"] else None
         self.zh = self.options["zh"]
@@ -134,7 +228,8 @@ class ModelJudge:
         """Each request judged as one joint set (windows, calibration, guard)."""
         if not requests:
             return []
-        route_zh = [self.zh == "embedding" and is_chinese(r) for r in requests]
+        chinese = [is_chinese(r) for r in requests]  # once per request: it reads every passage
+        route_zh = [self.zh == "embedding" and c for c in chinese]
         out: list[Judgment | None] = [None] * len(requests)
         en = [i for i, z in enumerate(route_zh) if not z]
         zh = [i for i, z in enumerate(route_zh) if z]
@@ -143,7 +238,7 @@ class ModelJudge:
             texts: list[str] = []
             for i, j, text in zip(en, self.inner.judge_batch([requests[i] for i in en], texts), texts):
                 note = ("; the model is not validated for Chinese (its vocabulary reads most Chinese as [UNK])"
-                        if is_chinese(requests[i]) else "")
+                        if chinese[i] else "")
                 evidence[i] = text
                 if self.calibration is not None:
                     j = self.calibrate(requests[i], j, text)

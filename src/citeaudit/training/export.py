@@ -3,6 +3,9 @@
     fp32: torch.onnx.export(..., dynamo=False) with inputs named input_ids / attention_mask /
           token_type_ids and dynamic batch and sequence axes (fed by name, never by position).
     int8: onnxruntime.quantization.quantize_dynamic(weight_type=QInt8) -> OUT_DIR/model_int8.onnx
+    int8 static (an experiment, see docs/model-judge.md "Batching"): `quantize_static_qdq` with fixed
+          activation scales from real windows; `dequantize_dynamic` rebuilds an fp32 graph from a
+          dynamically quantised one when the fp32 export is gone (its weights are the int8 ones).
 
 OUT_DIR gets only what ships: model_int8.onnx, tokenizer.json, config.json (id2label and the
 trained window length as max_position_embeddings), MODEL_CARD.md and model_card.json. The fp32 ONNX
@@ -99,6 +102,89 @@ def quantize_int8(fp32_dir: Path, out_dir: Path) -> Path:
     for name in ("tokenizer.json", "config.json"):
         shutil.copyfile(fp32_dir / name, out_dir / name)
     return out_dir / "model_int8.onnx"
+
+
+def dequantize_dynamic(int8_file: Path, dest: Path) -> Path:
+    """An fp32 graph from a `quantize_dynamic` one: each DynamicQuantizeLinear -> MatMulInteger -> Cast ->
+    Mul(scales) chain becomes a MatMul with the weight dequantised, (q - zero point) * scale. The weights
+    are then exactly the int8 model's; only the activations are no longer quantised. Writes
+    dest/model.onnx, next to the tokenizer.json and config.json of the int8 model's directory."""
+    import numpy as np
+    import onnx
+    from onnx import helper, numpy_helper
+
+    model = onnx.load(str(int8_file))
+    graph = model.graph
+    weights = {t.name: t for t in graph.initializer}
+    made_by = {out: node for node in graph.node for out in node.output}
+    used_by: dict[str, list] = {}
+    for node in graph.node:
+        for name in node.input:
+            used_by.setdefault(name, []).append(node)
+    drop, new_weights, replace = set(), [], {}
+    for node in graph.node:
+        if node.op_type != "MatMulInteger":
+            continue
+        quantized_input, weight, _, weight_zero = node.input
+        dql = made_by[quantized_input]
+        (cast,) = used_by[node.output[0]]
+        (rescale,) = used_by[cast.output[0]]
+        scales = made_by[next(i for i in rescale.input if i != cast.output[0])]
+        weight_scale = next(i for i in scales.input if i in weights)
+        w = (numpy_helper.to_array(weights[weight]).astype(np.float32)
+             - numpy_helper.to_array(weights[weight_zero]).astype(np.float32)) * numpy_helper.to_array(weights[weight_scale])
+        name = weight.removesuffix("_quantized")
+        new_weights.append(numpy_helper.from_array(w.astype(np.float32), name))
+        replace[id(rescale)] = helper.make_node("MatMul", [dql.input[0], name], list(rescale.output), name=node.name)
+        drop |= {id(node), id(cast), id(scales), id(dql)}
+    nodes = [replace.get(id(n), n) for n in graph.node if id(n) not in drop or id(n) in replace]
+    del graph.node[:]
+    graph.node.extend(nodes)
+    graph.initializer.extend(new_weights)
+    needed = {i for n in graph.node for i in n.input}
+    kept = [t for t in graph.initializer if t.name in needed]
+    del graph.initializer[:]
+    graph.initializer.extend(kept)
+    onnx.checker.check_model(model)
+    dest.mkdir(parents=True, exist_ok=True)
+    onnx.save(model, str(dest / "model.onnx"))
+    for name in ("tokenizer.json", "config.json"):
+        shutil.copyfile(int8_file.parent / name, dest / name)
+    return dest / "model.onnx"
+
+
+def quantize_static_qdq(fp32_dir: Path, out_dir: Path, feeds: list[dict], per_channel: bool = False,
+                        weights_only_matmuls: bool = True) -> Path:
+    """int8 with fixed activation scales (QDQ format, MinMax over `feeds`: real windows encoded as the
+    judge feeds them, one per feed), so that a window's scores no longer depend on its batch mates.
+    With `weights_only_matmuls` only the MatMuls against a weight are quantised (as quantize_dynamic
+    does); attention's activation-by-activation MatMuls stay fp32."""
+    import onnx
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    class Windows(CalibrationDataReader):
+        def __init__(self):
+            self.left = iter(feeds)
+
+        def get_next(self):
+            return next(self.left, None)
+
+    source = fp32_dir / "model.onnx"
+    nodes = None
+    if weights_only_matmuls:
+        graph = onnx.load(str(source)).graph
+        weights = {t.name for t in graph.initializer}
+        nodes = [n.name for n in graph.node if n.op_type == "MatMul" and any(i in weights for i in n.input)]
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for stale in out_dir.glob("*.onnx"):
+        stale.unlink()
+    target = out_dir / "model_int8_static.onnx"
+    quantize_static(str(source), str(target), Windows(), quant_format=QuantFormat.QDQ,
+                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8, per_channel=per_channel,
+                    op_types_to_quantize=["MatMul"], nodes_to_quantize=nodes)
+    for name in ("tokenizer.json", "config.json"):
+        shutil.copyfile(fp32_dir / name, out_dir / name)
+    return target
 
 
 def compare_fp32_int8(fp32_dir: Path, int8_dir: Path, data_dir=None, limit: int | None = 300, threads: int = 2) -> dict:
