@@ -10,4 +10,4 @@ demo: setup
 
 test:
 	@bash scripts/setup.sh --browser
-	.venv/bin/python -m pytest -n 2 -q
+	.venv/bin/python -m pytest -n 2 --dist loadgroup -q

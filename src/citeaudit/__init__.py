@@ -17,4 +17,16 @@ __all__ = [
     "JudgeError", "Judgment", "JudgmentStore", "Judgments", "MissingJudgment", "Passage", "Problem",
     "Ratio", "RecordedJudge", "Report", "RequiredFact", "Settings", "Statement", "UnlabelledPair",
     "__version__", "load_cases", "make_judge", "parse_cases", "register_judge", "score_cases",
+    "Policy", "SearchBudget", "Verification", "verify",
 ]
+
+# Loaded on first use, so that `import citeaudit` stays fast (docs/guard.md).
+_LAZY = {"verify": "verification", "Verification": "verification", "Policy": "verification", "SearchBudget": "budget"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        from importlib import import_module
+
+        return getattr(import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

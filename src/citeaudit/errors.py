@@ -6,6 +6,7 @@ and its `exit_code` at its boundary only (library code never exits).
 Exit codes used by the command line:
   2  bad input (files, records, fields, options, run logs)
   3  a judge could not give a judgment, or a recorded judgment is missing
+  1, 4  not errors: `citeaudit verify`'s decisions revise and abstain (0: deliver)
 
     CiteauditError
     ├── InputError            bad input; carries every Problem found
@@ -20,12 +21,15 @@ Exit codes used by the command line:
     ├── JudgeError            a judge could not label a pair
     │   ├── UnlabelledPair
     │   ├── MissingJudgment
+    │   ├── MissingDecomposition  replay-only claim splitting found no recorded split for a statement
     │   ├── BatchJudgeError   some pairs of a batch failed; the others are kept
     │   ├── MalformedAnswer   a remote model answered, but not with a valid judgment (retried)
     │   └── TransientFailure  a remote request failed in a way worth retrying (retried)
     ├── TrainingError         judge training or calibration cannot go on
     ├── DeskError             a desk request refused, with its HTTP status
-    └── DeskSetupError        the desk cannot start: a bad or busy port, a remote host without --allow-remote
+    ├── DeskSetupError        the desk cannot start: a bad or busy port, a remote host without --allow-remote
+    └── EngineError           a distributed engine that cannot start or run: a missing extra, a cluster
+                              that cannot be reached, workers whose judge differs from the driver's
 """
 
 from __future__ import annotations
@@ -80,6 +84,10 @@ class UnlabelledPair(JudgeError):
 
 class MissingJudgment(JudgeError):
     """Scoring from a store found no recorded judgment for a pair it needs."""
+
+
+class MissingDecomposition(JudgeError):
+    """A language-model claim splitter told to replay only found no recorded split for a statement."""
 
 
 class BatchJudgeError(JudgeError):
@@ -157,6 +165,14 @@ class DeskError(CiteauditError):
 class DeskSetupError(CiteauditError):
     """The desk cannot start: a bad or busy port, an unknown address, or a non-loopback host without
     --allow-remote (the desk has no authentication)."""
+
+    exit_code = 2
+
+
+class EngineError(CiteauditError):
+    """A distributed engine (`prepare --engine ray`) that cannot start or run: its optional extra is
+    missing, the cluster at --address cannot be reached, or its workers judge with another judge
+    than the driver's (a different model or version installed there)."""
 
     exit_code = 2
 
