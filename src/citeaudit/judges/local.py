@@ -190,8 +190,13 @@ class CrossEncoderJudge:
             out = self.backend.predict([pairs[k][2] for k in chunk], [requests[pairs[k][0]].text for k in chunk])
             for k, row in zip(chunk, out):
                 probs[k] = row
-        per_request: list[list[tuple[list[Window], dict[str, float]]]] = [[] for _ in requests]
-        for (i, windows, _), row in zip(pairs, probs):
+        return self._judged(len(requests), [(i, windows) for i, windows, _ in pairs], probs, evidence_texts)
+
+    def _judged(self, n_requests: int, pairs: Sequence[tuple[int, list[Window]]], probs: Sequence,
+                evidence_texts: list[str] | None) -> list[Judgment]:
+        """Each request's judgment from its windows' class probabilities (pairs: request index, windows)."""
+        per_request: list[list[tuple[list[Window], dict[str, float]]]] = [[] for _ in range(n_requests)]
+        for (i, windows), row in zip(pairs, probs):
             scores = dict.fromkeys(LABELS, 0.0)
             for idx, p in enumerate(row):
                 scores[self.labels[idx]] += float(p)

@@ -54,7 +54,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import JudgeError, JudgeSetupError
-from ..records import LABELS, Judgment, SourcePassage
+from ..records import Judgment, SourcePassage
 from ..text import han_share, has_han
 from . import calibration
 from .base import Request
@@ -168,16 +168,7 @@ class PassageEncodedJudge(CrossEncoderJudge):
             chunk = order[b: b + self.batch_size]
             for k, row in zip(chunk, self._forward([pairs[k][3] for k in chunk])):
                 probs[k] = row
-        per_request: list[list[tuple[list[Window], dict[str, float]]]] = [[] for _ in requests]
-        for (i, windows, _, _), row in zip(pairs, probs):
-            scores = dict.fromkeys(LABELS, 0.0)
-            for idx, p in enumerate(row):
-                scores[self.labels[idx]] += float(p)
-            per_request[i].append((windows, scores))
-        decided = [self._decide(r) for r in per_request]
-        if evidence_texts is not None:
-            evidence_texts.extend(text for _, text in decided)
-        return [j for j, _ in decided]
+        return self._judged(len(requests), [(i, windows) for i, windows, _, _ in pairs], probs, evidence_texts)
 
 
 class ModelJudge:

@@ -323,36 +323,31 @@ class OpenAIJudge:
         return JudgeError(f"openai judge ({self.model} at {self.host}): {request.describe()}: {problem}")
 
     def _judge_one(self, request: Request) -> Judgment:
+        response, answer = self._ask(request, build_messages(self.prompt, request), parse_answer)
+        with self._lock:
+            self.responses[judgment_key(request, self.signature)] = response
+        return self._judgment(request, answer).model_copy(update={"raw": response})
+
+    def _ask(self, request: Request, messages: list[dict[str, str]], parse: Callable[[dict], Any]) -> tuple[dict, Any]:
+        """Send one chat request (within the budget, retried with backoff) and parse its answer; the raw
+        response and the parsed answer, or JudgeError once every attempt failed."""
         if not self._api_key and not self.local:
             # Checked here, not in __init__: replaying from a store needs the signature, not a key.
             raise self._fail(request, f"no API key for {self.host}: set {ENV_PREFIX}API_KEY (or OPENAI_API_KEY); "
                                       "a key is optional only for a server on this machine or the local network")
-        payload = {
-            "model": self.model,
-            "messages": build_messages(self.prompt, request),
-            "temperature": 0,
-            "response_format": {"type": "json_object"},
-        }
+        payload = {"model": self.model, "messages": messages, "temperature": 0,
+                   "response_format": {"type": "json_object"}}
         body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
         problem = ""
         for attempt in range(self.max_retries + 1):
             self._reserve(request)
             try:
                 response = self._post(body, request)
-                answer = parse_answer(response)
-            except TransientFailure as err:
+                return response, parse(response)
+            except (TransientFailure, MalformedAnswer) as err:
                 problem = str(err)
                 if attempt < self.max_retries:
-                    self._sleep(self._delay(attempt, err.retry_after))
-                continue
-            except MalformedAnswer as err:
-                problem = str(err)
-                if attempt < self.max_retries:
-                    self._sleep(self._delay(attempt, None))
-                continue
-            with self._lock:
-                self.responses[judgment_key(request, self.signature)] = response
-            return self._judgment(request, answer).model_copy(update={"raw": response})
+                    self._sleep(self._delay(attempt, getattr(err, "retry_after", None)))
         attempts = self.max_retries + 1
         raise self._fail(request, f"{problem} (gave up after {attempts} attempt{'s' * (attempts > 1)})")
 

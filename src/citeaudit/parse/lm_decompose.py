@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import JudgeError, JudgeSetupError, MalformedAnswer, MissingDecomposition, StoreError, TransientFailure
+from ..errors import JudgeError, JudgeSetupError, MalformedAnswer, MissingDecomposition, StoreError
 from ..judges.base import Request
 from ..judges.remote import OpenAIJudge, Prompt, _snippet
 from ..judges.store import DECOMPOSITION_TABLE, JudgmentStore
@@ -199,26 +199,9 @@ class _SplitClient(OpenAIJudge):
 
     def split(self, statement: str) -> tuple[dict[str, Any], list[str]]:
         """The raw response and its claims; JudgeError once every attempt failed."""
-        request = Request.of(statement, ())
-        if not self._api_key and not self.local:
-            raise self._fail(request, f"no API key for {self.host}: set CITEAUDIT_OPENAI_API_KEY (or OPENAI_API_KEY)")
         user = self.split_prompt.user.replace("{statement}", statement)
-        payload = {"model": self.model, "temperature": 0, "response_format": {"type": "json_object"},
-                   "messages": [{"role": "system", "content": self.split_prompt.system},
-                                {"role": "user", "content": user}]}
-        body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
-        problem = ""
-        for attempt in range(self.max_retries + 1):
-            self._reserve(request)
-            try:
-                response = self._post(body, request)
-                return response, parse_claims(response)
-            except (TransientFailure, MalformedAnswer) as err:
-                problem = str(err)
-                if attempt < self.max_retries:
-                    self._sleep(self._delay(attempt, getattr(err, "retry_after", None)))
-        attempts = self.max_retries + 1
-        raise self._fail(request, f"{problem} (gave up after {attempts} attempt{'s' * (attempts > 1)})")
+        messages = [{"role": "system", "content": self.split_prompt.system}, {"role": "user", "content": user}]
+        return self._ask(Request.of(statement, ()), messages, parse_claims)
 
 
 # --- the decomposer ------------------------------------------------------------------------------
