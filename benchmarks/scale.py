@@ -1,15 +1,15 @@
-"""How scoring scales: end-to-end time and peak memory from 10^3 to 10^5 claim-citation pairs (10^6 with
---million), the time of each phase, and what deduplication and a filled judgment store save.
+"""How scoring scales: end-to-end time and peak memory from 10^3 to 10^6 claim-citation pairs, loaded
+(every case in memory, up to 10^5) and streamed (one case at a time) side by side, the time of each phase
+of the loaded path, and what deduplication and a filled judgment store save.
 
-    python benchmarks/scale.py [--million] [--keep DIR]
-    python benchmarks/scale.py --profile   # where the time and memory of each phase go, at 10^4
+    python benchmarks/scale.py [--quick] [--keep DIR]   # --quick leaves out the streamed 10^6 run
+    python benchmarks/scale.py --profile   # where the time and memory go, at 10^4 (loaded phases, then streamed)
+    python benchmarks/scale.py --against OLD_SRC [--quick]   # streamed: this tree against another, side by side
 
-Cases are synthetic but shaped like real ones: six one-sentence sources, a ranking, a gold document, and
-one answer of five statements citing two sources each (ten claim-citation pairs per case). Every pair
-scoring may ask about (each statement's cited set, each citation alone; see plan_requests) has a curated
-label, so the curated judge answers everything and the figures measure citeaudit itself, not a model.
-The labels mix five patterns (one citation suffices, both needed, unsupported, both suffice, partial) so
-that ALCE's precision rule takes each of its branches.
+Cases come from benchmarks/synthetic.py (also used by tests/test_streaming.py): six one-sentence
+sources, a ranking, a gold document, and one answer of five statements citing two sources each (ten
+claim-citation pairs per case), every pair scoring may ask about labelled for the curated judge, so the
+figures measure citeaudit itself, not a model.
 
 Each end-to-end run is a fresh `citeaudit` process, so its peak memory (ru_maxrss, read with os.wait4)
 is its own. The phases are timed in one more fresh process each on the 10^4 and 10^5 files.
@@ -29,76 +29,27 @@ import tempfile
 import time
 from pathlib import Path
 
+from synthetic import write_cases  # benchmarks/ is on the path when this runs as a script
+
 CLI = str(Path(sys.executable).with_name("citeaudit"))
-PAIRS_PER_CASE = 10  # 5 statements x 2 citations
 SIZES = (10**3, 10**4, 10**5)
 PHASE_SIZES = (10**4, 10**5)  # phases timed at both, to see which grows faster than the input
 
-SOURCE_TEMPLATES = (
-    "Unit {n} runs continuously at up to {a} degrees Celsius under the standard schedule.",
-    "The Eco mode of unit {n} cuts annual energy use by {b} percent against the standard schedule.",
-    "Firmware {b}.{a} for unit {n} was released in March and fixes the pump timer.",
-    "Unit {n} must be serviced every {a} months by a certified technician.",
-    "The warranty of unit {n} lasts {b} months from the date of installation.",
-    "Unit {n} is sold in {a} countries, with a regional power adapter in each.",
-)
-# (statement template, cited source indexes)
-STATEMENTS = (
-    ("Unit {n} can run at {a} degrees Celsius and saves {b} percent in Eco mode.", (0, 1)),
-    ("Unit {n} saves {b} percent in Eco mode, and firmware {b}.{a} fixes its pump timer.", (1, 2)),
-    ("Firmware {b}.{a} fixed the timer of unit {n}, which needs service every {a} months.", (2, 3)),
-    ("Unit {n} needs service every {a} months and has a {b}-month warranty.", (3, 4)),
-    ("Unit {n} carries a {b}-month warranty and is sold in {a} countries.", (4, 5)),
-)
-# (label of the cited set, of the first citation alone, of the second alone); sets are never weaker than
-# their members, as a careful labeller's would be.
-PATTERNS = (
-    ("full", "full", "none"),        # one suffices: the second is redundant
-    ("full", "partial", "partial"),  # both needed
-    ("none", "none", "none"),        # unsupported
-    ("full", "full", "full"),        # either suffices
-    ("partial", "partial", "none"),  # partly supported
-)
-
-
-# --- synthetic cases ---------------------------------------------------------------------------------
-
-def make_case(i: int) -> dict:
-    """Case number i: texts differ from every other case's, as they would in a real batch."""
-    values = {"n": f"{i}", "a": 10 + i % 89, "b": 5 + i % 37}
-    ids = [f"D{j + 1}" for j in range(len(SOURCE_TEMPLATES))]
-    sources = [{"id": d, "version": "2024-03", "title": f"Unit {i} manual, part {j + 1}",
-                "text": t.format(**values)} for j, (d, t) in enumerate(zip(ids, SOURCE_TEMPLATES))]
-    shift = i % len(ids)
-    statements, labels = [], []
-    for k, (template, (x, y)) in enumerate(STATEMENTS):
-        text = template.format(**values)
-        cited = [ids[x], ids[y]]
-        statements.append({"id": f"s{k + 1}", "text": text, "citations": cited})
-        whole, first, second = PATTERNS[(i + k) % len(PATTERNS)]
-        labels += [
-            {"claim": text, "passages": cited, "label": whole, "explanation": "checked against both passages"},
-            {"claim": text, "passages": [cited[0]], "label": first},
-            {"claim": text, "passages": [cited[1]], "label": second},
-        ]
-    return {
-        "id": f"case-{i}",
-        "question": f"What are the limits, savings and service terms of unit {i}?",
-        "sources": sources,
-        "ranking": ids[shift:] + ids[:shift],
-        "gold_documents": [ids[i % len(ids)]],
-        "answers": [{"id": "a1", "system": "rag", "statements": statements}],
-        "labels": labels,
-    }
-
-
-def write_cases(path: Path, pairs: int) -> None:
-    with path.open("w", encoding="utf-8") as f:
-        for i in range(pairs // PAIRS_PER_CASE):
-            f.write(json.dumps(make_case(i), ensure_ascii=False) + "\n")
-
-
 # --- measuring ---------------------------------------------------------------------------------------
+
+def run_timed(args: list[str], stdout=subprocess.DEVNULL, env: dict | None = None) -> tuple[float, float, float]:
+    """Run a command to completion: its wall seconds, its CPU seconds (user + system: steadier than wall
+    when the CPUs are shared) and its own peak RSS in MiB. Fails on a non-zero exit."""
+    with tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(args, stdout=stdout, stderr=err, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        if os.waitstatus_to_exitcode(status):
+            err.seek(0)
+            sys.exit(f"{' '.join(args)} exited {os.waitstatus_to_exitcode(status)}:\n{err.read().decode()[-2000:]}")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024  # Linux reports KiB
+
 
 def run_measured(args: list[str], stdout=subprocess.DEVNULL) -> tuple[float, float]:
     """Run a command to completion; its wall seconds and its own peak RSS in MiB. Fails on a non-zero exit."""
@@ -215,26 +166,105 @@ def profile(path: str, top: int = 10) -> None:
         before = after
 
 
+def profile_streamed(path: str, top: int = 25) -> None:
+    """Where a streamed `citeaudit score FILE --format jsonl` spends its time (cProfile, by own time)."""
+    import cProfile
+    import io
+    import pstats
+
+    from citeaudit.metrics import Settings
+    from citeaudit.resolve import Reading
+    from citeaudit.streaming import read_cases, score_stream
+
+    reading = Reading()
+    profiler = cProfile.Profile()
+    with open(os.devnull, "w", encoding="utf-8") as sink:
+        profiler.runcall(score_stream, read_cases([path], reading), Settings(), reading, lines=sink)
+    stream = io.StringIO()
+    pstats.Stats(profiler, stream=stream).strip_dirs().sort_stats("tottime").print_stats(top)
+    lines = [line for line in stream.getvalue().splitlines() if line.strip()]
+    print(f"--- streamed score (score_stream, --format jsonl): time (cProfile, top {top} by own time)")
+    print("\n".join(lines[lines.index(next(x for x in lines if x.lstrip().startswith("ncalls"))):]))
+
+
 # --- the report --------------------------------------------------------------------------------------
 
-def end_to_end(folder: Path, sizes: list[int]) -> dict[int, Path]:
-    print("1. End to end: citeaudit score FILE --format json > /dev/null (curated judge), one fresh process each")
-    print(f"{'pairs':>9} {'cases':>7} {'file MiB':>9} {'wall s':>8} {'pairs/s':>9} {'peak RSS MiB':>13} "
-          f"{'s per 10^4 pairs':>17}")
-    files, walls, peaks = {}, {}, {}
-    for pairs in sizes:
+def end_to_end(folder: Path, sizes: list[int], streamed_sizes: list[int]) -> dict[int, Path]:
+    print("1. End to end, the curated judge, one fresh process per run; side by side:")
+    print("   loaded:        citeaudit score FILE --format json > /dev/null   (every case in memory at once)")
+    print("   streamed:      citeaudit score FILE --format jsonl > /dev/null  (one case at a time)")
+    print("   streamed+log:  citeaudit score FILE --out run.jsonl             (also a streamed run log)")
+    print("   wall and CPU seconds (user + system), pairs per CPU second, peak RSS in MiB")
+    kinds = (("loaded", "loaded"), ("streamed", "streamed"), ("log", "streamed+log"))
+    print(f"{'pairs':>9} {'MiB in':>7}" + "".join(f" | {label:>12} {'CPU s':>7} {'pairs/CPU s':>11} {'peak':>6}"
+                                                for _, label in kinds))
+    files: dict[int, Path] = {}
+    runs: dict[str, dict[int, tuple[float, float, float]]] = {kind: {} for kind, _ in kinds}
+    for pairs in streamed_sizes:
         path = folder / f"cases_{pairs}.jsonl"
         write_cases(path, pairs)
         files[pairs] = path
-        walls[pairs], peaks[pairs] = run_measured([CLI, "score", str(path), "--format", "json"])
-        print(f"{pairs:>9} {pairs // PAIRS_PER_CASE:>7} {path.stat().st_size / 2**20:>9.1f} {walls[pairs]:>8.2f} "
-              f"{pairs / walls[pairs]:>9.0f} {peaks[pairs]:>13.0f} {walls[pairs] / pairs * 1e4:>17.2f}", flush=True)
+        if pairs in sizes:
+            runs["loaded"][pairs] = run_timed([CLI, "score", str(path), "--format", "json"])
+        runs["streamed"][pairs] = run_timed([CLI, "score", str(path), "--format", "jsonl"])
+        if pairs in sizes:
+            log = folder / f"run_{pairs}.jsonl"
+            runs["log"][pairs] = run_timed([CLI, "score", str(path), "--out", str(log)])
+            log.unlink()
+
+        def cells(kind: str) -> str:
+            if pairs not in runs[kind]:
+                return f" | {'-':>12} {'-':>7} {'-':>11} {'-':>6}"
+            wall, cpu, peak = runs[kind][pairs]
+            return f" | {wall:>10.2f} s {cpu:>7.2f} {pairs / cpu:>11.0f} {peak:>6.0f}"
+
+        print(f"{pairs:>9} {path.stat().st_size / 2**20:>7.1f}" + "".join(cells(kind) for kind, _ in kinds), flush=True)
+        if pairs == 10**6:
+            path.unlink()  # 390 MiB: not kept for the phases
     base = PHASE_SIZES[0]
+    for kind, label in kinds:
+        for pairs, (wall, cpu, peak) in runs[kind].items():
+            if pairs > base and base in runs[kind]:
+                _, base_cpu, base_peak = runs[kind][base]
+                print(f"   {label}: {pairs} vs {base} pairs ({pairs // base}x the input): CPU time {cpu / base_cpu:.1f}x, "
+                      f"peak RSS {peak / base_peak:.2f}x")
     for pairs in sizes:
-        if pairs > base:
-            print(f"   {pairs} vs {base} pairs ({pairs // base}x the input): time {walls[pairs] / walls[base]:.1f}x, "
-                  f"peak RSS {peaks[pairs] / peaks[base]:.1f}x")
+        if pairs in runs["streamed"]:
+            print(f"   at {pairs} pairs, streamed against loaded: CPU time "
+                  f"{runs['streamed'][pairs][1] / runs['loaded'][pairs][1]:.2f}x, "
+                  f"peak RSS {runs['streamed'][pairs][2] / runs['loaded'][pairs][2]:.2f}x")
     return files
+
+
+def against(folder: Path, sizes: list[int], old_src: str, rounds: int = 2) -> None:
+    """Streamed scoring by this tree and by the citeaudit package under `old_src` (a copy of an earlier
+    src/, put first on PYTHONPATH), on the same files, alternating run by run; each one's least CPU time of
+    `rounds` runs, and whether the two wrote the same bytes."""
+    print(f"Streamed (citeaudit score FILE --format jsonl), this tree against {old_src}, alternating, "
+          f"best of {rounds} by CPU s:")
+    print(f"{'pairs':>9} | {'old CPU s':>9} {'pairs/CPU s':>11} {'peak':>5} | {'new CPU s':>9} {'pairs/CPU s':>11} "
+          f"{'peak':>5} | {'new/old CPU':>11} | same output")
+    old_env = {**os.environ, "PYTHONPATH": old_src}
+    for pairs in sizes:
+        path = folder / f"cases_{pairs}.jsonl"
+        write_cases(path, pairs)
+        best: dict[str, tuple[float, float, float]] = {}
+        outputs = {}
+        for _ in range(rounds):
+            for which, env in (("old", old_env), ("new", None)):
+                out = folder / f"{which}_{pairs}.jsonl"
+                with out.open("wb") as fh:
+                    run = run_timed([CLI, "score", str(path), "--format", "jsonl"], stdout=fh, env=env)
+                if which not in best or run[1] < best[which][1]:
+                    best[which] = run
+                outputs[which] = out
+        same = outputs["old"].read_bytes() == outputs["new"].read_bytes()
+        (_, old_cpu, old_peak), (_, new_cpu, new_peak) = best["old"], best["new"]
+        print(f"{pairs:>9} | {old_cpu:>9.2f} {pairs / old_cpu:>11.0f} {old_peak:>5.0f} | {new_cpu:>9.2f} "
+              f"{pairs / new_cpu:>11.0f} {new_peak:>5.0f} | {new_cpu / old_cpu:>10.2f}x | {'yes' if same else 'NO'}",
+              flush=True)
+        for out in outputs.values():
+            out.unlink()
 
 
 def measure_phases(path: Path, gc_off: bool = False) -> dict:
@@ -304,11 +334,13 @@ def dedup_and_store(folder: Path, path: Path, data: dict) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
-    ap.add_argument("--million", action="store_true",
-                    help="also 10^6 pairs (about 5 minutes, 0.4 GB of JSONL and 15 GiB of memory)")
+    ap.add_argument("--quick", action="store_true", help="leave out the streamed 10^6-pair run (about 3 minutes)")
     ap.add_argument("--keep", metavar="DIR", help="write the case files here and keep them")
     ap.add_argument("--profile", action="store_true",
                     help="instead: where each phase spends its time and memory, on the 10^4 file")
+    ap.add_argument("--against", metavar="OLD_SRC",
+                    help="instead: streamed scoring, this tree against the citeaudit package in OLD_SRC (a copy "
+                         "of an earlier src/), side by side on the same files")
     ap.add_argument("--phases", metavar="FILE", help=argparse.SUPPRESS)  # the child that times each phase
     ap.add_argument("--gc-off", action="store_true", help=argparse.SUPPRESS)  # ... with gc.disable()
     args = ap.parse_args()
@@ -323,21 +355,29 @@ def main() -> None:
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     print(f"machine: {os.cpu_count()} CPUs (os.cpu_count), {memory:.1f} GiB memory, {platform.machine()}, "
           f"Python {platform.python_version()}, citeaudit {citeaudit.__version__}")
-    wall, peak = run_measured([CLI, "--version"])
-    print(f"baseline: `citeaudit --version` {wall:.2f} s, peak RSS {peak:.0f} MiB\n")
+    wall, cpu, peak = run_timed([CLI, "--version"])
+    print(f"baseline: `citeaudit --version` {wall:.2f} s ({cpu:.2f} CPU s), peak RSS {peak:.0f} MiB")
+    print(f"load average over the last minute at the start: {os.getloadavg()[0]:.1f} (on {os.cpu_count()} CPUs)\n")
     if args.profile:
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(args.keep or tmp) / f"cases_{PHASE_SIZES[0]}.jsonl"
             path.parent.mkdir(parents=True, exist_ok=True)
             write_cases(path, PHASE_SIZES[0])
             profile(str(path))
+            profile_streamed(str(path))
         return
-    sizes = list(SIZES) + ([10**6] if args.million else [])
     started = time.perf_counter()
+    if args.against:
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = Path(args.keep or tmp)
+            folder.mkdir(parents=True, exist_ok=True)
+            against(folder, list(SIZES) + ([] if args.quick else [10**6]), args.against)
+        print(f"\nbenchmark took {time.perf_counter() - started:.0f} s")
+        return
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(args.keep or tmp)
         folder.mkdir(parents=True, exist_ok=True)
-        files = end_to_end(folder, sizes)
+        files = end_to_end(folder, list(SIZES), list(SIZES) + ([] if args.quick else [10**6]))
         runs = {n: measure_phases(files[n]) for n in PHASE_SIZES}
         phase_table(runs, "Phases, in a fresh process per size")
         # Python's cyclic garbage collector rescans every live container object at each full collection,

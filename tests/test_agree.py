@@ -217,6 +217,39 @@ def test_a_run_log_without_human_labels_is_bad_labels(run):
     assert str(err.value) == f"{run}: judgments: no human labels (judgments whose judge starts with 'human:')"
 
 
+@pytest.fixture
+def streamed_run(tmp_path, runner) -> str:
+    """The run of `run`, scored from JSON lines into a streamed run log."""
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(json.dumps(_case()) + "\n", encoding="utf-8")
+    out = tmp_path / "run.jsonl"
+    result = runner.invoke(main, ["score", str(cases), "--missing-labels", "skip", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    return str(out)
+
+
+def test_a_streamed_run_log_is_read_like_a_whole_one(run, streamed_run, labels, runner):
+    from citeaudit.runlog import is_stream
+
+    assert is_stream(streamed_run) and not is_stream(run)
+    outputs = []
+    for log in (streamed_run, run):
+        result = runner.invoke(main, ["agree", log, "--labels", labels, "--format", "json", "--resamples", "50"])
+        assert result.exit_code == 0, result.output
+        outputs.append(json.loads(result.output))
+    assert (outputs[0]["n"], outputs[0]["agree"]) == (6, 4)
+    assert outputs[0]["kappa"] == pytest.approx(KAPPA)
+    assert outputs[0] == outputs[1]
+
+
+def test_a_streamed_run_log_given_as_labels_is_read_as_a_run_log(streamed_run):
+    # recognised as a run log (its human labels are looked for), not read as rows of labelled pairs
+    with pytest.raises(InputError) as err:
+        load_labels(streamed_run)
+    assert str(err.value) == (f"{streamed_run}: judgments: no human labels (judgments whose judge starts "
+                              "with 'human:')")
+
+
 # --- bad input and the command line ---------------------------------------------------------------------
 
 

@@ -52,7 +52,9 @@ def test_bad_k_is_a_usage_error(runner, tmp_path):
 def test_markdown_and_text_formats_carry_counts_and_signatures(runner, tmp_path):
     runner.invoke(main, ["examples", "--write", str(tmp_path)])
     md = runner.invoke(main, ["score", str(tmp_path / "p7_archive.json"), "--format", "markdown"]).output
-    assert "| A | 3/3 (100.0 %) | 1/3 (33.3 %) |" in md
+    system_a = md[md.index("### system A · 1 answer"):md.index("### system B")]
+    assert "| citation presence | 3/3 (100.0 %) |" in system_a and "| support S | 1/3 (33.3 %) |" in system_a
+    assert md.index("## Summary") < md.index("## Case p7")
     assert "`support|judge:curated@1#" in md
     text = runner.invoke(main, ["score", str(tmp_path / "manual_audit.json")]).output
     assert "contradicts" in text and "signatures:" in text

@@ -25,6 +25,7 @@ from helpers import SetJudge, load, make_case
 GOLDEN = Path(__file__).parent / "golden" / "p7.runlog.json"
 GOLDEN_V1 = Path(__file__).parent / "golden" / "p7.runlog.v1.json"  # as schema 1 wrote it
 GOLDEN_V2 = Path(__file__).parent / "golden" / "p7.runlog.v2.json"  # as schema 2 wrote it
+GOLDEN_V3 = Path(__file__).parent / "golden" / "p7.runlog.v3.json"  # as schema 3 wrote it
 
 
 def p7_log():
@@ -57,10 +58,13 @@ def test_golden_run_log():
     assert not read_runlog(GOLDEN).edited
 
 
-@pytest.mark.parametrize("old_file", [GOLDEN_V1, GOLDEN_V2], ids=["v1", "v2"])
+@pytest.mark.parametrize("old_file", [GOLDEN_V1, GOLDEN_V2, GOLDEN_V3], ids=["v1", "v2", "v3"])
 def test_an_older_log_reads_as_the_current_schema_with_the_same_figures(old_file):
+    from citeaudit.runlog import SCHEMA_VERSION
+
     old = read_runlog(old_file)
-    assert old.schema_version == 3 and old.checksum is None and not old.edited
+    assert old.schema_version == SCHEMA_VERSION == 4 and not old.edited
+    assert (old.checksum is None) == (old_file != GOLDEN_V3)  # schema 3 added the checksum
     assert old.signature == Signature(judge="curated@1#53285bd471b9", nocite="n/a", version="0.1.0")
     current = _stable(read_runlog(GOLDEN))
     current.pop("checksum")
@@ -94,12 +98,12 @@ def test_run_log_keeps_versions_spans_and_hashes():
 
 
 @pytest.mark.parametrize("change, message", [
-    ({"schema_version": 99}, "schema_version 99 is not supported; this citeaudit 0.1.0 reads schema_version 1, 2, 3: upgrade citeaudit"),
+    ({"schema_version": 99}, "schema_version 99 is not supported; this citeaudit 0.1.0 reads schema_version 1, 2, 3, 4: upgrade citeaudit"),
     ({"schema_version": 0}, "schema_version 0 is not supported"),
-    ({"schema_version": None}, "schema_version: expected an integer (1, 2, 3), got null"),
-    ({"schema_version": "1"}, 'schema_version: expected an integer (1, 2, 3), got "1"'),
-    ({"schema_version": [1]}, "schema_version: expected an integer (1, 2, 3), got [1]"),
-    ({"schema_version": True}, "schema_version: expected an integer (1, 2, 3), got true"),
+    ({"schema_version": None}, "schema_version: expected an integer (1, 2, 3, 4), got null"),
+    ({"schema_version": "1"}, 'schema_version: expected an integer (1, 2, 3, 4), got "1"'),
+    ({"schema_version": [1]}, "schema_version: expected an integer (1, 2, 3, 4), got [1]"),
+    ({"schema_version": True}, "schema_version: expected an integer (1, 2, 3, 4), got true"),
 ])
 def test_unsupported_schema_versions_say_what_is_needed(tmp_path, change, message):
     data = json.loads(GOLDEN.read_text())

@@ -28,7 +28,7 @@ from .errors import InputError, Problem
 from .labelled import Row, load_rows
 from .metrics.scoring import UNCERTAIN, UNJUDGED
 from .records import Judgment, SourcePassage
-from .runlog import RunLog, read_runlog, resolved_cases
+from .runlog import RunLog, is_stream, read_runlog, resolved_cases
 from .stats import bootstrap_interval, metrics
 
 # Below this many counted pairs no figure is given: one pair agrees or not, and kappa cannot tell
@@ -67,8 +67,11 @@ class Labels:
 
 
 def is_run_log(path: str | Path) -> bool:
-    """True when the file is one JSON object with a schema_version (a run log, such as the desk's
-    export); a labelled-pairs file is JSON lines. Unreadable files say False: `load_rows` reports them."""
+    """True when the file is a run log: one JSON object with a schema_version (such as the desk's
+    export), or a streamed run log (JSON lines whose first is a stream header); a labelled-pairs file is
+    JSON lines of rows. Unreadable files say False: `load_rows` reports them."""
+    if is_stream(path):
+        return True
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError, RecursionError):

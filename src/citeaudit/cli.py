@@ -108,19 +108,40 @@ def _parse_metrics(value: str | None) -> tuple[str, ...] | None:
     return chosen
 
 
-def _reading(conventions: str, invalid_citations: str | None, fmt: str | None):
+def _reading(conventions: str, invalid_citations: str | None, fmt: str | None, claims: str = "rule",
+             store: str | None = None, replay: bool = False):
     from .resolve import Reading
 
     # other tools' outputs are measured, not refused, when they cite nothing real
     default = "count" if fmt and fmt != "citeaudit" else "error"
-    return Reading(conventions=conventions, invalid_citations=invalid_citations or default)
+    return Reading(conventions=conventions, invalid_citations=invalid_citations or default,
+                   decomposer=_claim_splitter(claims, conventions, store, replay))
+
+
+def _claim_splitter(spec: str, conventions: str, store: str | None, replay: bool):
+    """--claims SPEC: the splitter of raw answers' statements (None: the rule splitter, signature unchanged)."""
+    if spec == "rule":
+        return None
+    if conventions == "alce":
+        raise click.BadParameter("--conventions alce reads answers as ALCE's eval.py does, without splitting "
+                                 "claims", param_hint="'--claims'")
+    if replay and not store:
+        raise click.UsageError("--replay needs --store")
+    from .errors import JudgeSetupError
+    from .judges.store import JudgmentStore
+    from .parse.lm_decompose import make_decomposer
+
+    try:
+        return make_decomposer(spec, store=JudgmentStore(store) if store else None, replay=replay)
+    except JudgeSetupError as err:
+        raise click.BadParameter(str(err), param_hint="'--claims'") from None
 
 
 FORMAT_NAMES = ["citeaudit", "alce", "ragchecker", "ragas", "expertqa"]
 
 
 def _input_options(command):
-    """--from, --conventions and --invalid-citations: how a command reads its case files."""
+    """--from, --conventions, --invalid-citations, --labels, --option, --claims: how a command reads its case files."""
     options = [
         click.option("--from", "source_format", type=click.Choice(FORMAT_NAMES), default="citeaudit", show_default=True,
                      help="the input's format: citeaudit's cases, or another tool's files (docs/readers.md)"),
@@ -135,6 +156,10 @@ def _input_options(command):
                           "matched to each case's passages by id and text"),
         click.option("--option", "reader_options", multiple=True, metavar="KEY=VALUE",
                      help="an option of the --from reader (repeatable; see docs/readers.md)"),
+        click.option("--claims", default="rule", show_default=True, metavar="SPEC",
+                     help="who splits raw answers' statements into claims: rule, none, or openai:MODEL (a "
+                          "language model; its splits are recorded in --store and replayed with --replay; "
+                          "docs/parsing.md)"),
     ]
     for option in reversed(options):
         command = option(command)
@@ -158,6 +183,9 @@ def _judgments(cases, judge_name: str, store_path: str | None, replay: bool, con
 
 
 JUDGE_HELP = "judge that labels (claim, cited passages) pairs; see `citeaudit judges`"
+DETAILS = click.option("--details", is_flag=True,
+                       help="text format: every case and answer (default: the summary and the 10 answers with "
+                            "the lowest support)")
 
 
 @main.command()
@@ -170,23 +198,33 @@ JUDGE_HELP = "judge that labels (claim, cited passages) pairs; see `citeaudit ju
               help="cut-offs for recall@k and facts@k")
 @click.option("--alce-zero-precision", is_flag=True,
               help="score precision 0 for an answer without citations (ALCE eval.py); default n/a")
-@click.option("--format", "fmt", type=FORMATS, default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice([*FORMATS.choices, "jsonl"]), default="text", show_default=True,
+              help="jsonl: one line per case as it is scored, then the summary (streamed: docs/performance.md)")
 @click.option("--out", "out", type=click.Path(dir_okay=False),
-              help="write the run log here (the source of truth for report, rescore, compare, review)")
+              help="write the run log here (the source of truth for report, rescore, compare, review); a path "
+                   "ending in .jsonl gets a streamed log, written as cases are scored")
 @click.option("--metrics", "metrics", callback=lambda c, p, v: _parse_metrics(v),
               help="the measures to compute, comma-separated (default: all); the judge is asked only for the "
                    "pairs they need")
 @click.option("--missing-labels", type=click.Choice(["error", "skip"]), default="error", show_default=True,
               help="a pair the curated judge has no label for: stop (error), or leave it unjudged and out of "
                    "every figure (skip)")
+@DETAILS
 @_input_options
-def score(cases, judge_name, store, replay, ks, alce_zero_precision, fmt, out, metrics, missing_labels,
-          source_format, conventions, invalid_citations, labels_path, reader_options):
+def score(cases, judge_name, store, replay, ks, alce_zero_precision, fmt, out, metrics, missing_labels, details,
+          source_format, conventions, invalid_citations, labels_path, reader_options, claims):
     """Score the answers in CASES (JSON or JSONL case files, or another tool's files with --from)."""
-    from .metrics import Settings, score_cases
+    from .metrics import Parsing, Settings, score_cases
 
     _check_destinations(("--out", out), ("--store", store))
-    reading = _reading(conventions, invalid_citations, source_format)
+    reading = _reading(conventions, invalid_citations, source_format, claims, store, replay)
+    if fmt == "jsonl" or (out or "").endswith(".jsonl"):  # streamed: cases read and results written one at a time
+        settings = Settings(ks=ks, no_citation_precision="zero" if alce_zero_precision else "n/a",
+                            conventions=reading.conventions, invalid_citations=reading.invalid_citations,
+                            metrics=metrics, missing_labels=missing_labels)
+        _score_streamed(cases, settings, reading, judge_name, store, replay, fmt, out, source_format,
+                        labels_path, reader_options)
+        return _note_fallbacks(reading)
     loaded = _load(cases, reading, source_format, labels_path, reader_options)
     settings = Settings(ks=ks, no_citation_precision="zero" if alce_zero_precision else "n/a",
                         conventions=reading.conventions, invalid_citations=reading.invalid_citations,
@@ -200,7 +238,8 @@ def score(cases, judge_name, store, replay, ks, alce_zero_precision, fmt, out, m
         with _progress(len(requests), "judging pairs") as advance:
             judgments.fill(requests, progress=advance)
     with _progress(sum(len(c.case.answers) for c in loaded), "scoring answers") as advance:
-        report = score_cases(loaded, judgments, settings, progress=advance)
+        report = score_cases(loaded, judgments, settings, progress=advance,
+                             parsing=Parsing.of(loaded, settings, reading))
     if out:
         from .runlog import build_runlog, write_runlog
 
@@ -209,9 +248,66 @@ def score(cases, judge_name, store, replay, ks, alce_zero_precision, fmt, out, m
             write_runlog(out, log)
             click.echo(f"run log written to {out}", err=True)
         finally:
-            _emit(log.results, log.signature, fmt)
+            _emit(log.results, log.signature, fmt, details=details)
     else:
-        _emit_report(report, fmt)
+        _emit_report(report, fmt, details)
+    _note_fallbacks(reading)
+
+
+def _note_fallbacks(reading) -> None:
+    """Statements the --claims splitter left to its fallback, said on stderr."""
+    note = getattr(reading.decomposer, "fallback_note", None)
+    if note is not None and note():
+        click.echo(f"citeaudit: claims: {note()}", err=True)
+
+
+def _is_streamable(cases, source_format, labels_path) -> bool:
+    from .loading import streamable
+
+    return streamable(cases, source_format) and not labels_path
+
+
+def _stream_source(cases, reading, source_format, labels_path, reader_options):
+    """Cases for a streamed command: citeaudit's JSON lines read one case at a time, anything else loaded."""
+    from .streaming import read_cases
+
+    if _is_streamable(cases, source_format, labels_path):
+        return read_cases(cases, reading)
+    loaded = _load(cases, reading, source_format, labels_path, reader_options)
+    return lambda: loaded
+
+
+def _score_streamed(cases, settings, reading, judge_name, store, replay, fmt, out, source_format, labels_path,
+                    reader_options) -> None:
+    import sys
+
+    from .streaming import score_stream
+
+    if replay and not store:
+        raise click.UsageError("--replay needs --store")
+    if fmt in ("json", "markdown"):
+        raise click.UsageError(f"a streamed run log (--out {out}) goes with --format text (the summary) or jsonl; "
+                               f"`citeaudit report {out}` renders it whole")
+    source = _stream_source(cases, reading, source_format, labels_path, reader_options)
+    bar = {}
+
+    def checked(found):  # the first pass counted the answers: a progress bar with a total
+        bar["context"] = _progress(found.answers, "scoring answers")
+        bar["advance"] = bar["context"].__enter__()
+
+    try:
+        run = score_stream(source, settings, reading, judge_name, store, replay, out,
+                           sys.stdout if fmt == "jsonl" else None, inputs=list(cases), reader=source_format,
+                           progress=lambda n: bar["advance"](n), on_checked=checked)
+    finally:
+        if "context" in bar:
+            bar["context"].__exit__(None, None, None)
+    if out:
+        click.echo(f"run log written to {out}", err=True)
+    if fmt == "text":
+        echo_text(f"{run.cases} case(s), {run.answers} answer(s); judge {run.signature.judge}")
+        for name, ratio in run.summary.items():
+            echo_text(f"  {name:<24} {ratio}")
 
 
 def _check_destinations(*destinations: tuple[str, str | None]) -> None:
@@ -242,15 +338,16 @@ def _progress(total: int, what: str):
         yield lambda n: bar.advance(task, n)
 
 
-def _emit_report(report, fmt: str) -> None:
+def _emit_report(report, fmt: str, details: bool = False) -> None:
     from .report.results import results_of
 
-    _emit(results_of(report), report.run_signature, fmt)
+    _emit(results_of(report), report.run_signature, fmt, details=details)
 
 
-def _emit(results, signature, fmt: str, diagnosis=None) -> None:
-    """Print a run's results (and its diagnosis, when given) as JSON, Markdown or a terminal table."""
-    from .report.render import diagnosis_markdown, print_text, to_markdown
+def _emit(results, signature, fmt: str, diagnosis=None, details: bool = False) -> None:
+    """Print a run's results (and its diagnosis, when given) as JSON, Markdown or a terminal table
+    (the summary and the answers with the lowest support; every answer with `details`)."""
+    from .report.render import diagnosis_markdown, print_text, terminal_console, to_markdown
 
     if fmt == "json":
         if diagnosis is None:  # pydantic's own serialiser: several times faster than json.dumps of a dump
@@ -263,9 +360,7 @@ def _emit(results, signature, fmt: str, diagnosis=None) -> None:
         text = to_markdown(results, signature)
         echo_text(text + ("\n" + diagnosis_markdown(diagnosis) if diagnosis is not None else ""), nl=False)
     else:
-        from rich.console import Console
-
-        print_text(results, signature, Console(soft_wrap=False))
+        print_text(results, signature, terminal_console(), details=details)
         if diagnosis is not None:
             echo_text(diagnosis_markdown(diagnosis), nl=False)
 
@@ -281,18 +376,36 @@ def _emit(results, signature, fmt: str, diagnosis=None) -> None:
 @_input_options
 @click.option("--metrics", "metrics", callback=lambda c, p, v: _parse_metrics(v),
               help="judge only the pairs these measures need (comma-separated; default: all)")
+@click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="ray: judge every listed pair on a Ray cluster, in blocks (docs/distributed.md)")
+@click.option("--address", help="with --engine ray: the cluster's HOST:PORT or ray://HOST:PORT (default: a local Ray)")
+@click.option("--workers", type=click.IntRange(min=1), help="with --engine ray: judge actors (default: one per CPU)")
+@click.option("--block-size", type=click.IntRange(min=1), default=256, show_default=True,
+              help="with --engine ray: pairs per block (a block is judged by one actor and recorded at once)")
 def prepare(cases, judge_name, store, list_path, fill_all, source_format, conventions, invalid_citations, labels_path,
-            reader_options, metrics):
+            reader_options, metrics, engine, address, workers, block_size, claims):
     """Judge what scoring CASES needs and record it in --store.
 
     Safe to interrupt: each judgment is committed as it is made, and a rerun asks the judge only
     for what is missing. Then `citeaudit score CASES --judge NAME --store DB --replay` scores offline.
+    With --claims openai:MODEL, the claim splits are recorded in --store too.
     """
     from .metrics import Settings, plan_requests, score_cases
     from .outputs import write_output
 
     _check_destinations(("--store", store), ("--list", list_path))
-    reading = _reading(conventions, invalid_citations, source_format)
+    reading = _reading(conventions, invalid_citations, source_format, claims, store)
+    if engine == "local" and not (address or workers) and _is_streamable(cases, source_format, labels_path):
+        from .streaming import prepare_stream
+
+        settings = Settings(conventions=reading.conventions, invalid_citations=reading.invalid_citations,
+                            metrics=metrics)
+        with _progress(0, "judging pairs") as advance:
+            done = prepare_stream(_stream_source(cases, reading, source_format, labels_path, reader_options),
+                                  settings, reading, judge_name, store, list_path, fill_all, advance)
+        click.echo(f"{done.listed} pairs listed; judge asked {done.asked}; store {store} holds {done.stored} "
+                   "judgments", err=True)
+        return _note_fallbacks(reading)
     loaded = _load(cases, reading, source_format, labels_path, reader_options)
     settings = Settings(conventions=reading.conventions, invalid_citations=reading.invalid_citations, metrics=metrics)
     judgments = _judgments(loaded, judge_name, store, replay=False, conventions=reading.conventions)
@@ -300,19 +413,30 @@ def prepare(cases, judge_name, store, list_path, fill_all, source_format, conven
     if list_path:
         write_output(list_path, "".join(json.dumps({"text": r.text, "passages": [p.identity() for p in r.passages]},
                                                    ensure_ascii=False) + "\n" for r in requests), "--list")
-    if fill_all:
+    if engine == "ray":
+        from .judges.ray_engine import fill_with_ray
+
+        with _progress(len(requests), "judging pairs on Ray") as advance:
+            fill_with_ray(judgments, requests, judge_name, loaded, reading.conventions, address, workers, block_size,
+                          advance)
+    elif address or workers:
+        raise click.UsageError("--address and --workers need --engine ray")
+    elif fill_all:
         with _progress(len(requests), "judging pairs") as advance:
             judgments.fill(requests, progress=advance)
     score_cases(loaded, judgments, settings)  # reaches exactly the pairs the metrics need
     click.echo(f"{len(requests)} pairs listed; judge asked {judgments.asked}; "
                f"store {store} holds {len(judgments.store)} judgments", err=True)
+    _note_fallbacks(reading)
 
 
 @main.command()
 @click.argument("cases", nargs=-1, required=True, type=click.Path())
 @_input_options
-def validate(cases, source_format, conventions, invalid_citations, labels_path, reader_options):
-    """Check CASES without scoring; every problem is listed as file:line: field: message."""
+def validate(cases, source_format, conventions, invalid_citations, labels_path, reader_options, claims):
+    """Check CASES without scoring; every problem is listed as file:line: field: message.
+    --claims is checked, but no statement is split with it: a split never makes a case valid or not."""
+    _claim_splitter(claims, conventions, None, False)
     loaded = _load(cases, _reading(conventions, invalid_citations, source_format), source_format, labels_path,
                    reader_options)
     answers = sum(len(c.case.answers) for c in loaded)
@@ -357,7 +481,8 @@ def examples(fmt, write_dir, open_desk, port):
 @click.option("--format", "fmt", type=FORMATS, default="text", show_default=True)
 @click.option("--alce-zero-precision", is_flag=True, default=None,
               help="recompute with ALCE's 0-precision convention (default: as the run was scored)")
-def rescore(run, fmt, alce_zero_precision):
+@DETAILS
+def rescore(run, fmt, alce_zero_precision, details):
     """Recompute every metric of a run log from its recorded judgments, without judging again."""
     from dataclasses import replace
 
@@ -368,7 +493,7 @@ def rescore(run, fmt, alce_zero_precision):
     if alce_zero_precision:
         settings = replace(settings, no_citation_precision="zero")
     report, _ = recompute(log, settings)
-    _emit_report(report, fmt)
+    _emit_report(report, fmt, details)
 
 
 @main.command()
@@ -376,7 +501,8 @@ def rescore(run, fmt, alce_zero_precision):
 @click.option("--format", "fmt", type=click.Choice(["html", "markdown", "json", "text"]), default="html",
               show_default=True)
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="write to this file (default: stdout)")
-def report(run, fmt, output):
+@DETAILS
+def report(run, fmt, output, details):
     """Render a run log: a self-contained HTML page (opens offline), Markdown, JSON or a terminal table.
     Each format shows the per-answer tables, the claims beside their cited spans, and the diagnosis.
     Every format reads the log only: nothing is scored again."""
@@ -387,7 +513,7 @@ def report(run, fmt, output):
 
         text = render_html(log)
     elif fmt == "text" and not output:
-        _emit(log.results, log.signature, "text", log.diagnosis)
+        _emit(log.results, log.signature, "text", log.diagnosis, details)
         return
     else:
         from .report.render import diagnosis_markdown, to_markdown
@@ -396,7 +522,11 @@ def report(run, fmt, output):
             text = json.dumps({**log.results.model_dump(mode="json"),
                                "diagnosis": {k: [f.model_dump() for f in v] for k, v in log.diagnosis.items()}},
                               ensure_ascii=False, indent=2)
-        else:  # markdown, and text written to a file
+        elif fmt == "text":  # written to a file: the plain text a pipe gets
+            from .report.render import text_report
+
+            text = text_report(log.results, log.signature, details) + diagnosis_markdown(log.diagnosis)
+        else:
             text = to_markdown(log.results, log.signature) + "\n" + diagnosis_markdown(log.diagnosis)
     if output:
         from .outputs import write_output
@@ -417,26 +547,24 @@ def report(run, fmt, output):
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--allow-mismatch", is_flag=True,
               help="compare even when the runs' judges or conventions differ (the differences are printed)")
-def compare(run_a, run_b, a_system, b_system, fmt, allow_mismatch):
-    """Two runs (or two systems of one run) side by side: each measure with raw counts, a plain
-    reading of support and coverage, and the claims whose judgments differ.
+@click.option("--details", is_flag=True, help="text format: list every claim whose label changed (default: 20)")
+def compare(run_a, run_b, a_system, b_system, fmt, allow_mismatch, details):
+    """Two runs (or two systems of one run) side by side: each measure with raw counts and the
+    difference on the answers both have (paired bootstrap interval), a plain reading of support and
+    coverage, the agreement of their labels (kappa, confusion), and the claims whose label changed,
+    most consequential first. Runs are named by their system, else their file.
 
     Runs scored with different judges, parsers or conventions are refused (exit 2): their figures
     differ for reasons other than the systems. --allow-mismatch compares them anyway, with a warning."""
-    from .compare import compare as do_compare, format_comparison
+    from .compare import compare as do_compare, comparison_json, format_comparison, run_names
 
-    result = do_compare(read_log(run_a), read_log(run_b), a_system, b_system,
-                        a_system or "A", b_system or "B", allow_mismatch=allow_mismatch)
+    log_a, log_b = read_log(run_a), read_log(run_b)
+    name_a, name_b = run_names(run_a, log_a, a_system, run_b, log_b, b_system)
+    result = do_compare(log_a, log_b, a_system, b_system, name_a, name_b, allow_mismatch=allow_mismatch)
     if fmt == "json":
-        click.echo(json.dumps({
-            "a": result.name_a, "b": result.name_b,
-            "signature_mismatches": [{"field": f, "a": a, "b": b} for f, a, b in result.mismatches],
-            "measures": {m: {"a": a.model_dump(), "b": b.model_dump()} for m, a, b in result.rows},
-            "reading": result.reading,
-            "claims": [d.__dict__ for d in result.claims],
-        }, ensure_ascii=False, indent=2))
+        click.echo(json.dumps(comparison_json(result), ensure_ascii=False, indent=2))
     else:
-        echo_text(format_comparison(result))
+        echo_text(format_comparison(result, every_claim=details))
 
 
 @main.command()
@@ -485,7 +613,8 @@ def _is_case_file(path: str) -> bool:
 @main.command()
 @click.argument("inputs", nargs=-1, type=click.Path(dir_okay=False))
 @click.option("--judge", "judge_name", default=None,
-              help="judge for edits (default: curated; for a run log, its recorded judgments)")
+              help="judge for edits (default: curated; for a run log, the run's own judge when it can be made "
+                   "again here, else its recorded judgments only)")
 @click.option("--store", type=click.Path(dir_okay=False), help="SQLite file of recorded judgments")
 @click.option("--host", default="127.0.0.1", show_default=True, help="address to bind (keep it local)")
 @click.option("--port", default=8765, show_default=True, type=int)
@@ -512,10 +641,20 @@ def desk_session(inputs, judge_name: str | None = None, store: str | None = None
     if len(inputs) == 1 and _is_run_log(inputs[0]):
         from .runlog import replay_judgments, resolved_cases
 
+        from .desk import JudgeStatus
+        from .desk.rebuild import rebuild_judge
+
         log = read_log(inputs[0])
-        judge = None if judge_name else replay_judgments(log, resolved_cases(log)).judge
-        return DeskSession(log.cases, judge_name or "curated", store, log.settings.to_settings(), source=inputs[0],
-                           judge=judge)
+        if judge_name:
+            return DeskSession(log.cases, judge_name, store, log.settings.to_settings(), source=inputs[0])
+        resolved = resolved_cases(log)
+        replay = replay_judgments(log, resolved)
+        # Edits are judged live by the run's own judge when it can be made again here; else replayed only.
+        rebuilt = rebuild_judge(log.judge, resolved)
+        live = rebuilt.judge is not None
+        fixed = None if live and log.judge.startswith("curated") else (rebuilt.judge or replay.judge)
+        return DeskSession(log.cases, "curated", store, log.settings.to_settings(), source=inputs[0], judge=fixed,
+                           recorded=replay.store, judge_status=JudgeStatus(live, rebuilt.note))
     cases = [rc.case for rc in _load(inputs)]
     return DeskSession(cases, judge_name or "curated", store, source=", ".join(inputs))
 
@@ -550,9 +689,11 @@ def _attach_commands() -> None:
     from .cli_agree import commands as agree_commands
     from .cli_export import commands as export_commands
     from .cli_judges import commands as judge_commands
+    from .cli_verify import verify_cmd
 
     for command in [*judge_commands, *export_commands, *agree_commands]:
         main.add_command(command)
+    main.add_command(verify_cmd)
 
 
 _attach_commands()

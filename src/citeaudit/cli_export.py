@@ -15,6 +15,7 @@ import json
 import click
 
 from .cli_common import read_log
+from .text import visible_controls
 
 RAGCHECKER = "ragchecker"
 
@@ -42,6 +43,11 @@ def export_cmd(run, target, output, system):
         claims_format(target)  # an unknown suffix is refused before the log is read
     if destination:
         check_destination(destination, "--output" if ragchecker else "--to")
+    from .runlog import is_stream
+
+    if not ragchecker and is_stream(run):
+        _export_stream(run, target)
+        return
     log = read_log(run)
     if ragchecker:
         _export_ragchecker(log, output, system)
@@ -50,6 +56,27 @@ def export_cmd(run, target, output, system):
 
         count = write_claims(log, target)
         click.echo(f"{count} rows written to {target}", err=True)
+
+
+def _export_stream(run: str, target: str) -> None:
+    """Claim rows of a streamed run log, written as each case is read (the log is never loaded whole)."""
+    from .exports import stream_claim_rows, write_rows
+    from .runlog import StreamTrailer, stream_entries
+
+    ends: list[StreamTrailer] = []
+
+    def entries():
+        for item in stream_entries(run):
+            if isinstance(item, StreamTrailer):
+                ends.append(item)
+            yield item
+
+    count = write_rows(stream_claim_rows(entries()), target)
+    if ends and ends[0].edited:
+        click.echo(visible_controls(
+            f"citeaudit: warning: {run} was changed after it was written (its checksum does not match): "
+            f"figures are shown as stored; `citeaudit rescore {run}` recomputes them from its judgments"), err=True)
+    click.echo(f"{count} rows written to {target}", err=True)
 
 
 def _export_ragchecker(log, output: str | None, system: str | None) -> None:

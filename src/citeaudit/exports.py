@@ -20,13 +20,13 @@ import json
 import os
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .errors import DestinationError, ExportError
 from .metrics import names as N
-from .outputs import write_output
 
 FORMATS_EXTRA = "pip install 'citeaudit[formats]'"
 
@@ -87,6 +87,18 @@ def claim_rows(log: Any) -> Iterator[dict[str, Any]]:
     passages = {(p.case, p.id): p.model_dump() for p in log.passages}
     for answer in log.results.answers:
         yield from _answer_rows(answer.case, answer.answer, answer.system, answer.claims, answer.metrics, passages)
+
+
+def stream_claim_rows(entries: Iterable[Any]) -> Iterator[dict[str, Any]]:
+    """The rows of `claim_rows` from a streamed run log read one case at a time (the `CaseEntry`s of
+    `citeaudit.runlog.stream_entries`; other lines are passed over): memory holds one case."""
+    for entry in entries:
+        if not hasattr(entry, "answers"):
+            continue
+        passages = {(p.case, p.id): p.model_dump() for p in entry.passages}
+        for answer in entry.answers:
+            yield from _answer_rows(answer.case, answer.answer, answer.system, answer.claims, answer.metrics,
+                                    passages)
 
 
 def report_rows(report: Any) -> Iterator[dict[str, Any]]:
@@ -180,26 +192,50 @@ def write_rows(rows: Iterable[dict[str, Any]], path: str | Path) -> int:
     fmt = claims_format(path)
     if fmt == ".parquet":
         return _write_parquet(rows, Path(path))
-    text, count = _csv_text(rows) if fmt == ".csv" else _jsonl_text(rows)
-    write_output(path, text, "claims export")
-    return count
+    return _write_text(rows, Path(path), _write_csv if fmt == ".csv" else _write_jsonl)
 
 
-def _csv_text(rows: Iterable[dict[str, Any]]) -> tuple[str, int]:
+@contextmanager
+def _replacing(path: Path) -> Iterator[str]:
+    """A temporary file beside `path` to write; renamed into place when the block ends, removed when
+    it fails (the target is never left half-written)."""
+    fd, temporary = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".", prefix=f".{path.name}.",
+                                     suffix=".tmp")
+    os.close(fd)
+    try:
+        yield temporary
+        os.replace(temporary, path)
+    except OSError as err:
+        Path(temporary).unlink(missing_ok=True)
+        raise DestinationError(f"could not write claims export {path} ({err.strerror or err})") from None
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _write_text(rows: Iterable[dict[str, Any]], path: Path, write) -> int:
+    """Write rows as they come to a temporary file beside `path`, renamed into place once all are written."""
+    with _replacing(path) as temporary, open(temporary, "w", encoding="utf-8") as fh:
+        return write(rows, fh)
+
+
+def _write_csv(rows: Iterable[dict[str, Any]], fh: io.TextIOBase) -> int:
     # lineterminator "\n": the text is written in text mode, which gives each platform its own line end
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=COLUMN_NAMES, lineterminator="\n")
+    writer = csv.DictWriter(fh, fieldnames=COLUMN_NAMES, lineterminator="\n")
     writer.writeheader()
     count = 0
     for row in rows:
         writer.writerow(row)  # None is written as an empty field
         count += 1
-    return buffer.getvalue(), count
+    return count
 
 
-def _jsonl_text(rows: Iterable[dict[str, Any]]) -> tuple[str, int]:
-    lines = [json.dumps(row, ensure_ascii=False, allow_nan=False) for row in rows]
-    return "".join(line + "\n" for line in lines), len(lines)
+def _write_jsonl(rows: Iterable[dict[str, Any]], fh: io.TextIOBase) -> int:
+    count = 0
+    for row in rows:
+        fh.write(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n")
+        count += 1
+    return count
 
 
 def _pyarrow():
@@ -222,22 +258,11 @@ def _write_parquet(rows: Iterable[dict[str, Any]], path: Path) -> int:
     """Write rows in batches to a temporary file beside `path`, then rename it into place."""
     pa = _pyarrow()
     schema = parquet_schema()
-    fd, temporary = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".", prefix=f".{path.name}.",
-                                     suffix=".tmp")
-    os.close(fd)
     count = 0
-    try:
-        with pa.parquet.ParquetWriter(temporary, schema) as writer:
-            for batch in _batches(rows, _PARQUET_BATCH):
-                writer.write_batch(pa.RecordBatch.from_pylist(batch, schema=schema))
-                count += len(batch)
-        os.replace(temporary, path)
-    except OSError as err:
-        Path(temporary).unlink(missing_ok=True)
-        raise DestinationError(f"could not write claims export {path} ({err.strerror or err})") from None
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    with _replacing(path) as temporary, pa.parquet.ParquetWriter(temporary, schema) as writer:
+        for batch in _batches(rows, _PARQUET_BATCH):
+            writer.write_batch(pa.RecordBatch.from_pylist(batch, schema=schema))
+            count += len(batch)
     return count
 
 

@@ -14,13 +14,13 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path as FsPath
 from typing import Any
 
 from pydantic import ValidationError
 
-from .errors import InputError, Problem, format_path, validation_problems
+from .errors import InputError, MissingDecomposition, Problem, format_path, validation_problems
 from .jsonio import MAX_DEPTH, JsonPiece, StrictJson, decode_error, deeper_than, read_text, refused
 from .records import Case
 from .resolve import Path, Reading, ResolvedCase, resolve
@@ -113,23 +113,27 @@ def _json_lines(file: str, text: str, reader: StrictJson) -> tuple[list[_CaseRec
     problems: list[Problem] = []
     # "\n" only: str.splitlines would also break at U+2028 and friends, which JSON strings may hold raw.
     for n, line in enumerate(text.split("\n"), 1):
-        line = line.removesuffix("\r")
-        if not line.strip():
-            continue
-        piece = JsonPiece(line, line=n)
-        try:
-            value = reader.decode(line)
-        except json.JSONDecodeError as err:
-            problems.append(decode_error(file, err, n - 1))
-            continue
-        except RecursionError:
-            problems.append(piece.too_deep(file))
-            continue
-        found = piece.json_problems(file, value, (), reader.noticed)
+        record, found = _json_line(file, n, line, reader)
         problems += found
-        if not found:
-            records.append((value, (), piece))
+        if record is not None:
+            records.append(record)
     return records, problems
+
+
+def _json_line(file: str, n: int, line: str, reader: StrictJson) -> tuple[_CaseRecord | None, list[Problem]]:
+    """Line `n` of a JSON lines file, decoded (None for a blank line or one with a JSON problem)."""
+    line = line.removesuffix("\r")
+    if not line.strip():
+        return None, []
+    piece = JsonPiece(line, line=n)
+    try:
+        value = reader.decode(line)
+    except json.JSONDecodeError as err:
+        return None, [decode_error(file, err, n - 1)]
+    except RecursionError:
+        return None, [piece.too_deep(file)]
+    found = piece.json_problems(file, value, (), reader.noticed)
+    return (None if found else (value, (), piece)), found
 
 
 def parse_cases(file: str, text: str, reading: Reading = Reading()) -> list[ResolvedCase]:
@@ -143,19 +147,9 @@ def _resolved(file: str, records: list[tuple[Any, tuple[str | int, ...], Callabl
     """Validate and resolve records (value, path shown in messages, line of a path within it)."""
     cases: list[ResolvedCase] = []
     for record, shown, line_of in records:
-        if not isinstance(record, dict):
-            problems.append(Problem(file, line_of(), format_path(shown), "a case must be a JSON object"))
-            continue
-        try:
-            case = Case.model_validate(record)
-        except ValidationError as err:
-            problems += validation_problems(err, file, shown, line_of)
-            continue
-        resolved, found = resolve(case, reading)
-        for path, message in found:
-            problems.append(Problem(file, line_of(path), format_path(shown + path), message))
-        if not found:
-            resolved.origin = f"{file}:{line_of()}" if line_of() else file
+        resolved, found = _resolve_record(file, record, shown, line_of, reading)
+        problems += found
+        if resolved is not None:
             cases.append(resolved)
     if not problems and not cases:
         problems.append(Problem(file, None, "", "no cases found"))
@@ -166,6 +160,26 @@ def _resolved(file: str, records: list[tuple[Any, tuple[str | int, ...], Callabl
     if dup:
         raise InputError([Problem(file, None, "", f"case id '{d}' is used twice") for d in dup])
     return cases
+
+
+def _resolve_record(file: str, record: Any, shown: tuple[str | int, ...], line_of: Callable[..., int | None],
+                    reading: Reading) -> tuple[ResolvedCase | None, list[Problem]]:
+    """One decoded record validated and resolved: the case, or None and its problems."""
+    if not isinstance(record, dict):
+        return None, [Problem(file, line_of(), format_path(shown), "a case must be a JSON object")]
+    try:
+        case = Case.model_validate(record)
+    except ValidationError as err:
+        return None, validation_problems(err, file, shown, line_of)
+    try:
+        resolved, found = resolve(case, reading)
+    except MissingDecomposition as err:  # a replayed claim split is missing: say where the answer is
+        line = line_of(getattr(err, "path", ()))
+        raise MissingDecomposition(f"{file}:{line}: {err}" if line else f"{file}: {err}") from None
+    if found:
+        return None, [Problem(file, line_of(path), format_path(shown + path), message) for path, message in found]
+    resolved.origin = f"{file}:{line_of()}" if line_of() else file
+    return resolved, []
 
 
 def read_other_format(fmt: str, path: str, reading: Reading, **options: Any) -> list[ResolvedCase]:
@@ -213,3 +227,116 @@ def load_cases(paths: Iterable[str | FsPath], reading: Reading = Reading(), fmt:
     if problems:
         raise InputError(problems)
     return cases
+
+
+# --- one case at a time ------------------------------------------------------------------------------
+
+
+def streamable(paths: Iterable[str | FsPath], fmt: str | None = None) -> bool:
+    """Can these files be read one case at a time? Citeaudit's own JSON lines files can."""
+    return (not fmt or fmt == "citeaudit") and all(str(p).endswith(".jsonl") for p in paths)
+
+
+def each_case(paths: Iterable[str | FsPath], reading: Reading = Reading()) -> Iterator[ResolvedCase]:
+    """The cases of `load_cases(paths)`, yielded as they are read: a JSON lines file is read one line at a
+    time and never held whole (any other file is read whole). Every valid case is yielded; once all files
+    are read, the problems are raised as one InputError, exactly those `load_cases` reports. A consumer
+    that must not act on a bad file reads it through once to check it, and again to use it."""
+    paths = list(paths)
+    problems: list[Problem] = []
+    first_seen: dict[str, str] = {}  # case id -> where it was first read (across files; one file checks its own)
+    across: list[Problem] = []
+    for path in paths:
+        try:
+            for rc in _each_case_in(str(path), reading):
+                if len(paths) > 1:
+                    if rc.id in first_seen:
+                        across.append(Problem(rc.origin, None, "id",
+                                              f"case id '{rc.id}' is also used at {first_seen[rc.id]}"))
+                    first_seen.setdefault(rc.id, rc.origin)
+                yield rc
+        except InputError as err:
+            problems.extend(err.problems)
+    if problems:
+        raise InputError(problems)
+    if across:
+        raise InputError(across)
+
+
+def each_checked_case(paths: Iterable[str | FsPath], reading: Reading = Reading()) -> Iterator[ResolvedCase]:
+    """The cases of files that `each_case` has read through without a problem, read again faster: each JSON
+    line is decoded and validated in one step by pydantic (`Case.model_validate_json`), and nothing is
+    searched for problems already ruled out (keys given twice, NaN, ids used twice). A line that fails to
+    validate or resolve all the same (the file changed since) is read the careful way, so its problems are
+    reported as usual."""
+    for path in paths:
+        file = str(path)
+        if not file.endswith(".jsonl"):
+            yield from parse_cases(file, read_text(file), reading)
+            continue
+        with open(file, encoding="utf-8") as fh:
+            for n, line in enumerate(fh, 1):
+                if line.isspace() or not line:
+                    continue
+                try:
+                    rc, found = resolve(Case.model_validate_json(line), reading)
+                except (ValidationError, MissingDecomposition):
+                    rc, found = None, True
+                if found:
+                    rc = _checked_again(file, n, line.removesuffix("\n"), reading)
+                rc.origin = f"{file}:{n}"
+                yield rc
+
+
+def _checked_again(file: str, n: int, line: str, reading: Reading) -> ResolvedCase:
+    """Line `n` read as `each_case` reads it: its case, or an InputError with its problems."""
+    record, problems = _json_line(file, n, line, StrictJson())
+    rc = None
+    if record is not None:
+        value, shown, piece = record
+        rc, problems = _resolve_record(file, value, shown, piece.line, reading)
+    if rc is None:
+        raise InputError(sorted(problems, key=lambda p: p.line or 0))
+    return rc
+
+
+def _each_case_in(file: str, reading: Reading) -> Iterator[ResolvedCase]:
+    if not file.endswith(".jsonl"):
+        yield from parse_cases(file, read_text(file), reading)
+        return
+    reader = StrictJson()
+    problems: list[Problem] = []
+    seen: set[str] = set()
+    twice: set[str] = set()
+    blank, count = True, 0
+    try:
+        # Text mode reads newlines as read_text does ("\r\n" and "\r" become "\n"), so lines are numbered alike.
+        with open(file, encoding="utf-8") as fh:
+            for n, line in enumerate(fh, 1):
+                line = line.removesuffix("\n")
+                blank = blank and not line.strip()
+                record, found = _json_line(file, n, line, reader)
+                problems += found
+                if record is None:
+                    continue
+                value, shown, piece = record
+                rc, found = _resolve_record(file, value, shown, piece.line, reading)
+                problems += found
+                if rc is None:
+                    continue
+                count += 1
+                if rc.id in seen:
+                    twice.add(rc.id)
+                seen.add(rc.id)
+                yield rc
+    except (OSError, UnicodeDecodeError):
+        read_text(file)  # raises the problem as reading the file whole reports it
+        raise
+    if blank:
+        raise InputError([Problem(file, None, "", "file is empty: expected a case, a list of cases, or JSON lines")])
+    if not problems and not count:
+        problems.append(Problem(file, None, "", "no cases found"))
+    if problems:
+        raise InputError(sorted(problems, key=lambda p: p.line or 0))
+    if twice:
+        raise InputError([Problem(file, None, "", f"case id '{d}' is used twice") for d in sorted(twice)])

@@ -148,6 +148,10 @@ class Answer(_Record):
         default_factory=dict, description="for a parsed text: statement index -> kind, overriding the parser")
     facts: dict[int, list[str]] = Field(
         default_factory=dict, description="for a parsed text: statement index -> required facts it conveys")
+    # Left out of a dump when absent, so that cases and run logs without it read as they always have.
+    predicted_supported: bool | None = Field(
+        default=None, strict=True, exclude_if=lambda v: v is None,
+        description="the system's own verdict: does it hold this answer supported by its sources?")
 
     @model_validator(mode="after")
     def _parse_options_need_text(self) -> Answer:

@@ -52,7 +52,7 @@ class ResolvedCase:
         return self.case.id
 
     def cited(self, ids: list[str]) -> tuple[SourcePassage, ...]:
-        return tuple(self.passages[i] for i in ids)
+        return tuple(map(self.passages.__getitem__, ids))
 
     def passage_ids_of_fact(self, fact_id: str) -> list[str]:
         return next(f.passages for f in self.case.facts if f.id == fact_id)
@@ -244,16 +244,13 @@ def parse_answers(case: Case, passages: dict[str, SourcePassage], problems: _Pro
     return case.model_copy(update={"answers": answers})
 
 
-def resolve(case: Case, reading: Reading = Reading(),
-            checked: bool = False) -> tuple[ResolvedCase, list[tuple[Path, str]]]:
-    """Resolve a case; returns it with every problem found (empty when the case is sound). `checked`: the
-    case has been resolved before without a problem, so its references are not looked over again."""
+def resolve(case: Case, reading: Reading = Reading()) -> tuple[ResolvedCase, list[tuple[Path, str]]]:
+    """Resolve a case; returns it with every problem found (empty when the case is sound)."""
     problems = _Problems()
     passages = resolve_passages(case, problems)
     parsed = any(a.needs_parsing for a in case.answers)
     case = parse_answers(case, passages, problems, reading)
     if reading.counts_invalid:
         case = count_invalid(case, passages)
-    if not checked:
-        check_references(case, passages, problems, reading)
+    check_references(case, passages, problems, reading)
     return ResolvedCase(case, passages, parsed=parsed), problems.items

@@ -14,8 +14,11 @@ message to upgrade.
     1 -> 2  adds `signature`, built from `judge` and `settings` (no parser recorded: version 1 logs
             did not say whether answers were parsed from raw text)
     2 -> 3  adds `checksum` (none for older logs: they are read unchecked)
+    3 -> 4  a log may also be a stream (JSON lines: a header, one line per case, a trailer; see
+            docs/runs.md), written as scoring goes; the one-document form is unchanged
 
-The checksum is the SHA-256 of the log's content (every field but `checksum`, as canonical JSON).
+The checksum is the SHA-256 of the log's content (every field but `checksum`, as canonical JSON); a
+stream's is that of its bytes before the trailer.
 A log whose content no longer matches it was edited after it was written; it is still read, and
 `RunLog.edited` says so, so every command that shows it can say that its figures are as stored and
 `citeaudit rescore` recomputes them from its judgments.
@@ -25,7 +28,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+import os
+import tempfile
+from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
@@ -33,17 +38,19 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
 
 from ._version import __version__
+from .budget import OptionalSearchRecord
 from .diagnose import diagnose
-from .errors import InputError, RunLogError, validation_problems
+from .errors import DestinationError, InputError, RunLogError, validation_problems
 from .judges import Judgments, MemoryStore, RecordedJudge, Request
+from .jsonio import StrictJson, decode_error
 from .loading import read_json_file
 from .outputs import write_output
 from .metrics import Parsing, Report, Settings, Signature, score_cases
 from .records import Case, Judgment, directory_sha256, file_sha256
-from .report.results import Finding, Results, results_of
+from .report.results import AnswerRecord, CaseRecord, Finding, ResultSettings, Results, Summary, results_of
 from .resolve import Reading, ResolvedCase, resolve
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 
 def _from_v1(data: dict[str, Any]) -> dict[str, Any]:
@@ -57,8 +64,12 @@ def _from_v2(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "schema_version": 3, "checksum": None}
 
 
+def _from_v3(data: dict[str, Any]) -> dict[str, Any]:
+    return {**data, "schema_version": 4}
+
+
 # schema version n -> its migration to n + 1
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_v1, 2: _from_v2}
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_v1, 2: _from_v2, 3: _from_v3}
 SUPPORTED_SCHEMAS = (*MIGRATIONS, SCHEMA_VERSION)
 
 
@@ -131,6 +142,7 @@ class RunLog(_Log):
     results: Results
     diagnosis: dict[str, list[Finding]]
     checksum: str | None = None
+    search: OptionalSearchRecord = None  # an agent's search budget, when `verify` was given one
     _edited: bool = PrivateAttr(default=False)
 
     @property
@@ -192,8 +204,11 @@ def write_runlog(path: str | Path, log: RunLog) -> None:
 
 
 def read_runlog(path: str | Path) -> RunLog:
-    """Read a run log of this or an older schema version (migrated in memory; the file is not rewritten)."""
+    """Read a run log of this or an older schema version (migrated in memory; the file is not rewritten),
+    as one document or as a stream (loaded whole: `stream_entries` reads a stream one case at a time)."""
     name = str(path)
+    if is_stream(path):
+        return _read_stream(path)
     data = read_json_file(path)
     if not isinstance(data, dict) or "schema_version" not in data:
         raise RunLogError(f"{name}: not a citeaudit run log (no schema_version)")
@@ -254,3 +269,174 @@ def rescore(log: RunLog, settings: Settings | None = None) -> tuple[Report, Judg
     # The log's cases were parsed when scored: the parser that did it is the log's, not found again.
     parsing = Parsing(log.signature.parser, log.signature.claims) if log.signature.parser else None
     return score_cases(cases, judgments, settings, parsing=parsing), judgments
+
+
+# --- the streamed form (schema 4) --------------------------------------------------------------------
+# One JSON object per line: a header (what the run was), one line per case as it was scored (the case,
+# its passages, the judgments it asked for, its figures and diagnosis), then a trailer (the summary,
+# accumulated from counts, and the checksum of every byte before it). Written as scoring goes, to a
+# temporary name renamed into place at the end, so a log is complete or absent, never half written.
+
+STREAM_HEADER, STREAM_END = "header", "end"
+
+
+class StreamHeader(_Log):
+    schema_version: int
+    stream: Literal["header"]
+    citeaudit_version: str
+    created: str
+    judge: str
+    signature: Signature
+    settings: RunSettings
+    inputs: list[InputFile]
+
+
+class CaseEntry(_Log):
+    """One case of a streamed log, as scored."""
+
+    case: Case
+    passages: list[PassageRecord]
+    judgments: list[JudgmentRecord]
+    result: CaseRecord
+    answers: list[AnswerRecord]
+    diagnosis: dict[str, list[Finding]]
+
+
+class StreamTrailer(_Log):
+    stream: Literal["end"]
+    cases: int
+    summary: Summary
+    checksum: str
+    _edited: bool = PrivateAttr(default=False)
+
+    @property
+    def edited(self) -> bool:
+        """True when the bytes before the trailer no longer match its checksum."""
+        return self._edited
+
+
+def is_stream(path: str | Path) -> bool:
+    """Is this file a streamed run log (its first line a stream header)?"""
+    try:
+        with open(path, "rb") as fh:
+            first = fh.readline(1 << 20)
+    except OSError:
+        return False
+    if not first.lstrip().startswith(b"{"):
+        return False
+    try:
+        data = json.loads(first)
+    except ValueError:
+        return False
+    return isinstance(data, dict) and data.get("stream") == STREAM_HEADER
+
+
+class StreamWriter:
+    """Writes a streamed run log: `start(header)`, `case(entry)` per case, `finish(trailer)`; the file
+    appears at `path` only when finished (`abort()` removes the temporary one)."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        fd, self._temporary = tempfile.mkstemp(dir=self.path.parent if str(self.path.parent) else ".",
+                                               prefix=f".{self.path.name}.", suffix=".tmp")
+        self._fh = os.fdopen(fd, "wb")
+        self._digest = hashlib.sha256()
+        self.cases = 0
+
+    def _line(self, data: dict[str, Any]) -> None:
+        line = (json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n").encode("utf-8")
+        self._digest.update(line)
+        self._fh.write(line)
+
+    def start(self, header: dict[str, Any]) -> None:
+        self._line({"schema_version": SCHEMA_VERSION, "stream": STREAM_HEADER, **header})
+
+    def case(self, entry: dict[str, Any]) -> None:
+        self._line(entry)
+        self.cases += 1
+
+    def finish(self, summary: dict[str, Any]) -> None:
+        checksum = self._digest.hexdigest()
+        self._fh.write((json.dumps({"stream": STREAM_END, "cases": self.cases, "summary": summary,
+                                    "checksum": checksum}, ensure_ascii=False, separators=(",", ":"))
+                        + "\n").encode("utf-8"))
+        try:
+            self._fh.close()
+            os.replace(self._temporary, self.path)
+        except OSError as err:
+            self.abort()
+            raise DestinationError(f"could not write run log {self.path} ({err.strerror or err})") from None
+
+    def abort(self) -> None:
+        self._fh.close()
+        Path(self._temporary).unlink(missing_ok=True)
+
+
+def stream_entries(path: str | Path) -> Iterator[StreamHeader | CaseEntry | StreamTrailer]:
+    """A streamed log read one line at a time: its header, each case, its trailer (with `edited` set when
+    the bytes before it no longer match its checksum). Each line is checked as it is read; a problem is
+    an InputError naming the file and line."""
+    name = str(path)
+    digest = hashlib.sha256()
+    reader = StrictJson()
+    ended = False
+    with open(path, "rb") as fh:
+        for n, raw in enumerate(fh, 1):
+            if ended:
+                raise RunLogError(f"{name}:{n}: a line after the run log's trailer")
+            try:
+                data = reader.decode(raw.decode("utf-8"))
+            except UnicodeDecodeError as err:
+                raise RunLogError(f"{name}:{n}: cannot read: {err}") from None
+            except json.JSONDecodeError as err:
+                raise InputError([decode_error(name, err, n - 1)]) from None
+            if reader.noticed:
+                raise RunLogError(f"{name}:{n}: a repeated key, NaN, Infinity or a huge number")
+            stream = data.get("stream") if isinstance(data, dict) else None
+            model = StreamHeader if n == 1 else StreamTrailer if stream == STREAM_END else CaseEntry
+            if n == 1:
+                if stream != STREAM_HEADER or "schema_version" not in data:
+                    raise RunLogError(f"{name}: not a streamed citeaudit run log (no header line)")
+                version = _schema_version(data["schema_version"], name)
+                if version < 4:
+                    raise RunLogError(f"{name}: a streamed run log has schema_version 4 or later, not {version}")
+            try:
+                item = model.model_validate(data)
+            except ValidationError as err:
+                raise InputError(validation_problems(err, name, (), lambda loc=(), n=n: n)) from None
+            if isinstance(item, StreamTrailer):
+                ended = True
+                item._edited = item.checksum != digest.hexdigest()
+            else:
+                digest.update(raw)
+            yield item
+    if not ended:
+        raise RunLogError(f"{name}: the run log ends before its trailer (the run was interrupted, or the file "
+                          "was cut): score its cases again")
+
+
+def _read_stream(path: str | Path) -> RunLog:
+    entries = stream_entries(path)
+    header = next(entries)
+    cases: list[CaseEntry] = []
+    trailer = None
+    for item in entries:
+        if isinstance(item, CaseEntry):
+            cases.append(item)
+        else:
+            trailer = item
+    settings = header.settings
+    log = RunLog(
+        schema_version=SCHEMA_VERSION, citeaudit_version=header.citeaudit_version, created=header.created,
+        judge=header.judge, signature=header.signature, settings=settings, inputs=header.inputs,
+        passages=[p for c in cases for p in c.passages], cases=[c.case for c in cases],
+        judgments=[j for c in cases for j in c.judgments],
+        results=Results(citeaudit_version=header.citeaudit_version, judge=header.judge,
+                        settings=ResultSettings(k=settings.ks, no_citation_precision=settings.no_citation_precision),
+                        cases=[c.result for c in cases], answers=[a for c in cases for a in c.answers],
+                        summary=trailer.summary),
+        diagnosis={k: v for c in cases for k, v in c.diagnosis.items()},
+        checksum=trailer.checksum,
+    )
+    log._edited = trailer.edited
+    return log

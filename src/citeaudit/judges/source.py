@@ -12,7 +12,11 @@ from .store import JudgmentStore, RecordedJudge
 
 class Judgments:
     """What scoring reads: each pair judged once, from the store when recorded there, else by the judge
-    (and then recorded). Passing a RecordedJudge makes it replay-only."""
+    (and then recorded). Passing a RecordedJudge makes it replay-only.
+
+    The memo keeps every pair served until `forget()`: a streamed run forgets at each chunk of cases, so
+    memory stays flat however long the input (a pair asked again later is read from the store, or judged
+    again with the same result), and `recorded()` lists what was served since."""
 
     def __init__(self, judge: Judge, store: JudgmentStore | None = None):
         self.judge = judge
@@ -26,8 +30,9 @@ class Judgments:
 
     def get(self, text: str, passages: Sequence[SourcePassage]) -> Judgment:
         request = Request.of(text, passages)
-        if request in self._memo:
-            return self._memo[request]
+        found = self._memo.get(request)  # one lookup: hashing a request hashes its passages' fields
+        if found is not None:
+            return found
         # Read the store right before asking: another run filling it may have recorded the pair.
         found = self.store.get(request, self.signature) if self.store else None
         if found is None:
@@ -38,6 +43,10 @@ class Judgments:
                     found = self.store.put(request, found)  # another run's, when it recorded the pair first
         self._memo[request] = found
         return found
+
+    def forget(self) -> None:
+        """Empty the memo (what was recorded in the store stays there)."""
+        self._memo.clear()
 
     def recorded(self) -> list[tuple[Request, Judgment]]:
         """Every (pair, judgment) this source has served, in the order first asked."""

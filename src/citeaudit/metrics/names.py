@@ -13,13 +13,18 @@ ALCE_CITATION_PRECISION = "alce_citation_precision"
 COVERAGE = "coverage"
 ABSTENTION = "abstention"
 INVALID_CITATIONS = "invalid_citations"
+# A system's own "supported?" flag against citeaudit's verdict on the whole answer (Filice et al. 2025).
+PREDICTED_SUPPORT_PRECISION = "predicted_support_precision"
+PREDICTED_SUPPORT_RECALL = "predicted_support_recall"
+PREDICTED_MEASURES = (PREDICTED_SUPPORT_PRECISION, PREDICTED_SUPPORT_RECALL)
 
 ANSWER_MEASURES = (
     CITATION_PRESENCE, SUPPORT, CITATION_RECALL, CITATION_PRECISION, COVERAGE, ABSTENTION,
 )
 MEAN_MEASURES = (ALCE_CITATION_RECALL, ALCE_CITATION_PRECISION)
 # What --metrics chooses from (retrieval measures need no judge and are always computed).
-SELECTABLE = (SUPPORT, CITATION_RECALL, CITATION_PRECISION, COVERAGE, ALCE_CITATION_RECALL, ALCE_CITATION_PRECISION)
+SELECTABLE = (SUPPORT, CITATION_RECALL, CITATION_PRECISION, COVERAGE, ALCE_CITATION_RECALL, ALCE_CITATION_PRECISION,
+              *PREDICTED_MEASURES)
 # Measures no judge can change: their signatures name no judge.
 JUDGE_FREE = (CITATION_PRESENCE, ABSTENTION, INVALID_CITATIONS)
 
@@ -33,6 +38,10 @@ DESCRIPTIONS = {
     COVERAGE: "required facts conveyed by a supported claim / required facts",
     ABSTENTION: "answers that make no claim / answers",
     INVALID_CITATIONS: "citations that name no passage / citations written (when invalid citations are counted)",
+    PREDICTED_SUPPORT_PRECISION: "answers the system flags supported that are supported (every claim full) / "
+                                 "answers it flags supported (answers that carry the flag)",
+    PREDICTED_SUPPORT_RECALL: "supported answers the system flags supported / supported answers whose ranking "
+                              "retrieved every required fact's passages (answers that carry the flag)",
     "recall@k": "gold evidence documents in the top k of the ranking / gold documents",
     "facts@k": "required facts whose documenting passages all sit in the top k / required facts",
 }

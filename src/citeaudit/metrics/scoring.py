@@ -21,8 +21,9 @@ from .._version import __version__
 from ..errors import MissingJudgment, UnlabelledPair
 from ..judges.base import JudgmentSource, Request
 from ..records import LABELS, Answer, Judgment, SourcePassage
-from ..resolve import ResolvedCase
+from ..resolve import Reading, ResolvedCase
 from . import names as N
+from .predicted import answer_supported, flag_ratios, retrieval_sufficient
 from .ratio import Ratio, mean_of
 from .signature import Signature
 
@@ -79,7 +80,7 @@ class Settings:
 
     @property
     def judges_claims(self) -> bool:
-        return self.wants(N.SUPPORT, N.COVERAGE)
+        return self.wants(N.SUPPORT, N.COVERAGE, *N.PREDICTED_MEASURES)
 
     @property
     def judges_statements(self) -> bool:
@@ -168,6 +169,8 @@ class AnswerResult:
     settings: Settings
 
     undecided_facts: list[str] = field(default_factory=list)  # conveyed only by unjudged claims
+    predicted_supported: bool | None = None  # the system's own flag, when the answer carries one
+    sufficient_retrieval: bool = False  # the ranking holds every required fact's passages (metrics/predicted.py)
 
     @property
     def abstained(self) -> bool:
@@ -223,6 +226,10 @@ class AnswerResult:
         if self.settings.counts_invalid:
             written = sum(len(s.citations) + len(s.invalid) for s in stmts)
             out[N.INVALID_CITATIONS] = Ratio(sum(len(s.invalid) for s in stmts), written, "no citations")
+        # only for an answer that carries the flag: outputs without one stay as they were
+        if self.predicted_supported is not None and self.settings.judges_claims:
+            out.update(flag_ratios(self.predicted_supported, answer_supported([c.judgment for c in claims]),
+                                   self.sufficient_retrieval))
         return {name: ratio for name, ratio in out.items() if self.settings.reports(name)}
 
 
@@ -327,6 +334,8 @@ def score_answer(rc: ResolvedCase, answer: Answer, judgments: JudgmentSource, se
         required_facts=required,
         settings=settings,
         undecided_facts=[f for f in required if f in maybe and f not in conveyed],
+        predicted_supported=answer.predicted_supported,
+        sufficient_retrieval=answer.predicted_supported is not None and retrieval_sufficient(rc),
     )
 
 
@@ -362,7 +371,9 @@ class Parsing:
     claims: str
 
     @classmethod
-    def of(cls, cases: Sequence[ResolvedCase], settings: Settings | None = None) -> Parsing | None:
+    def of(cls, cases: Sequence[ResolvedCase], settings: Settings | None = None,
+           reading: Reading | None = None) -> Parsing | None:
+        """`reading` is the one the cases were read with: its claim splitter enters the signature."""
         if not any(rc.parsed for rc in cases):
             return None
         if settings is not None and settings.conventions == "alce":
@@ -371,7 +382,7 @@ class Parsing:
             return cls(alce.parser_signature(), alce.CLAIMS_SIGNATURE)
         from ..parse import claim_splitter_signature, parser_signature
 
-        return cls(parser_signature(), claim_splitter_signature())
+        return cls(parser_signature(), claim_splitter_signature(reading.decomposer if reading else None))
 
 
 @dataclass
