@@ -38,3 +38,11 @@ def test_output():
     out = Path(__file__).resolve().parents[1] / "test-output"
     out.mkdir(exist_ok=True)
     return out
+
+
+@pytest.fixture
+def shots(request, test_output):
+    """The folder for a browser test's screenshots: test-output/<the module's SCREENSHOTS>."""
+    out = test_output / request.module.SCREENSHOTS
+    out.mkdir(exist_ok=True)
+    return out

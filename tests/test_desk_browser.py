@@ -57,11 +57,7 @@ def desk_url():
         yield url
 
 
-@pytest.fixture
-def shots(test_output):
-    out = test_output / "desk"
-    out.mkdir(exist_ok=True)
-    return out
+SCREENSHOTS = "desk"  # screenshots go to test-output/desk/ (the `shots` fixture)
 
 
 @contextmanager

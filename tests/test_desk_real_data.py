@@ -28,11 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from synthetic import make_case  # noqa: E402
 
 
-@pytest.fixture
-def shots(test_output):
-    out = test_output / "desk"
-    out.mkdir(exist_ok=True)
-    return out
+SCREENSHOTS = "desk"  # screenshots go to test-output/desk/ (the `shots` fixture)
 
 
 @pytest.fixture

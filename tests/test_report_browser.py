@@ -30,11 +30,7 @@ def big(tmp_path_factory):
     return log, path
 
 
-@pytest.fixture
-def shots(test_output):
-    out = test_output / "report"
-    out.mkdir(exist_ok=True)
-    return out
+SCREENSHOTS = "report"  # screenshots go to test-output/report/ (the `shots` fixture)
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import gc
 import json
 import os
 from collections.abc import Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 
 import click
 
@@ -218,17 +218,14 @@ def score(cases, judge_name, store, replay, ks, alce_zero_precision, fmt, out, m
 
     _check_destinations(("--out", out), ("--store", store))
     reading = _reading(conventions, invalid_citations, source_format, claims, store, replay)
+    settings = Settings(ks=ks, no_citation_precision="zero" if alce_zero_precision else "n/a",
+                        conventions=reading.conventions, invalid_citations=reading.invalid_citations,
+                        metrics=metrics, missing_labels=missing_labels)
     if fmt == "jsonl" or (out or "").endswith(".jsonl"):  # streamed: cases read and results written one at a time
-        settings = Settings(ks=ks, no_citation_precision="zero" if alce_zero_precision else "n/a",
-                            conventions=reading.conventions, invalid_citations=reading.invalid_citations,
-                            metrics=metrics, missing_labels=missing_labels)
         _score_streamed(cases, settings, reading, judge_name, store, replay, fmt, out, source_format,
                         labels_path, reader_options)
         return _note_fallbacks(reading)
     loaded = _load(cases, reading, source_format, labels_path, reader_options)
-    settings = Settings(ks=ks, no_citation_precision="zero" if alce_zero_precision else "n/a",
-                        conventions=reading.conventions, invalid_citations=reading.invalid_citations,
-                        metrics=metrics, missing_labels=missing_labels)
     judgments = _judgments(loaded, judge_name, store, replay, reading.conventions)
     if not replay and hasattr(judgments.judge, "judge_batch"):
         # Model and remote judges work in batches: judge every pair scoring may need up front.
@@ -289,19 +286,15 @@ def _score_streamed(cases, settings, reading, judge_name, store, replay, fmt, ou
         raise click.UsageError(f"a streamed run log (--out {out}) goes with --format text (the summary) or jsonl; "
                                f"`citeaudit report {out}` renders it whole")
     source = _stream_source(cases, reading, source_format, labels_path, reader_options)
-    bar = {}
+    with ExitStack() as stack:
+        bar = []
 
-    def checked(found):  # the first pass counted the answers: a progress bar with a total
-        bar["context"] = _progress(found.answers, "scoring answers")
-        bar["advance"] = bar["context"].__enter__()
+        def checked(found):  # the first pass counted the answers: a progress bar with a total
+            bar.append(stack.enter_context(_progress(found.answers, "scoring answers")))
 
-    try:
         run = score_stream(source, settings, reading, judge_name, store, replay, out,
                            sys.stdout if fmt == "jsonl" else None, inputs=list(cases), reader=source_format,
-                           progress=lambda n: bar["advance"](n), on_checked=checked)
-    finally:
-        if "context" in bar:
-            bar["context"].__exit__(None, None, None)
+                           progress=lambda n: bar[0](n), on_checked=checked)
     if out:
         click.echo(f"run log written to {out}", err=True)
     if fmt == "text":

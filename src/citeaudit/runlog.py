@@ -128,7 +128,18 @@ class RunSettings(_Log):
         return Reading(conventions=self.conventions, invalid_citations=self.invalid_citations)
 
 
-class RunLog(_Log):
+class _Checked(_Log):
+    """A log, or a stream's trailer, that knows whether its content still matches its checksum."""
+
+    _edited: bool = PrivateAttr(default=False)
+
+    @property
+    def edited(self) -> bool:
+        """True when the content no longer matches the checksum it was written with."""
+        return self._edited
+
+
+class RunLog(_Checked):
     schema_version: int
     citeaudit_version: str
     created: str
@@ -143,12 +154,6 @@ class RunLog(_Log):
     diagnosis: dict[str, list[Finding]]
     checksum: str | None = None
     search: OptionalSearchRecord = None  # an agent's search budget, when `verify` was given one
-    _edited: bool = PrivateAttr(default=False)
-
-    @property
-    def edited(self) -> bool:
-        """True when the file's content no longer matches the checksum it was written with."""
-        return self._edited
 
     def claims_frame(self):
         """One row per claim and citation (docs/exports.md) as a pandas DataFrame; needs citeaudit[formats]."""
@@ -302,17 +307,13 @@ class CaseEntry(_Log):
     diagnosis: dict[str, list[Finding]]
 
 
-class StreamTrailer(_Log):
+class StreamTrailer(_Checked):
+    """The last line of a stream; `edited` when the bytes before it no longer match its checksum."""
+
     stream: Literal["end"]
     cases: int
     summary: Summary
     checksum: str
-    _edited: bool = PrivateAttr(default=False)
-
-    @property
-    def edited(self) -> bool:
-        """True when the bytes before the trailer no longer match its checksum."""
-        return self._edited
 
 
 def is_stream(path: str | Path) -> bool:

@@ -29,10 +29,10 @@ from .judges import Judgments, JudgmentStore, RecordedJudge, Request, make_judge
 from .judges.curated_stream import LabelTable, StreamedCuratedJudge
 from .loading import each_case, each_checked_case
 from .metrics import Settings, plan_requests
-from .metrics import names as N
-from .metrics.ratio import Ratio, mean_of
-from .metrics.scoring import UNCERTAIN, UNJUDGED, AnswerResult, Parsing, Report, retrieval_ratios, score_answer
-from .records import LABELS, directory_sha256, file_sha256
+from .metrics.ratio import Ratio
+from .metrics.scoring import (AnswerResult, FigureSums, Parsing, Report, add_ratios, label_totals, retrieval_ratios,
+                              score_answer)
+from .records import directory_sha256, file_sha256
 from .report.results import answer_json
 from .resolve import Reading, ResolvedCase
 from .runlog import StreamWriter
@@ -43,63 +43,29 @@ CHUNK = 256  # cases judged and scored together: a batch judge fills each chunk'
 # --- the summary, from counts ------------------------------------------------------------------------
 
 
-class _Figures:
-    """What `Report.summary` computes for a group of answers, accumulated one answer at a time."""
-
-    def __init__(self, settings: Settings):
-        self.settings = settings
-        self.sums: dict[str, Ratio] = {}
-        self.recall = [0.0, 0]  # sum and count of the defined per-answer citation recalls (ALCE's mean)
-        self.precision = [0.0, 0]
-
-    def add(self, ratios: dict[str, Ratio]) -> None:
-        for name, ratio in ratios.items():
-            self.sums[name] = self.sums[name] + ratio if name in self.sums else ratio
-        for total, name in ((self.recall, N.CITATION_RECALL), (self.precision, N.CITATION_PRECISION)):
-            value = ratios[name].value if name in ratios else None
-            if value is not None:
-                total[0] += value
-                total[1] += 1
-
-    def ratios(self) -> dict[str, Ratio]:
-        out = dict(self.sums)
-        if self.settings.wants(N.CITATION_RECALL, N.ALCE_CITATION_RECALL):
-            out[N.ALCE_CITATION_RECALL] = Ratio(self.recall[0], self.recall[1], "no answer with statements",
-                                                kind="mean") if self.recall[1] else mean_of([], "no answer with statements")
-        if self.settings.wants(N.CITATION_PRECISION, N.ALCE_CITATION_PRECISION):
-            out[N.ALCE_CITATION_PRECISION] = Ratio(self.precision[0], self.precision[1], "no answer with citations",
-                                                   kind="mean") if self.precision[1] else mean_of([], "no answer with citations")
-        return out
-
-
 @dataclass
 class SummaryCounts:
     """A run's summary (all answers, each system, label counts, retrieval), from counts."""
 
     settings: Settings
-    all: _Figures = None
-    systems: dict[str, _Figures] = field(default_factory=dict)
+    all: FigureSums = None
+    systems: dict[str, FigureSums] = field(default_factory=dict)
     labels: Counter = field(default_factory=Counter)
     retrieval: dict[str, Ratio] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.all = _Figures(self.settings)
+        self.all = FigureSums(self.settings)
 
     def add_answer(self, result: AnswerResult, ratios: dict[str, Ratio]) -> None:
         self.all.add(ratios)
-        self.systems.setdefault(result.system, _Figures(self.settings)).add(ratios)
+        self.systems.setdefault(result.system, FigureSums(self.settings)).add(ratios)
         self.labels.update(result.label_counts())
 
     def add_retrieval(self, ratios: dict[str, Ratio]) -> None:
-        for name, ratio in ratios.items():
-            self.retrieval[name] = self.retrieval[name] + ratio if name in self.retrieval else ratio
+        add_ratios(self.retrieval, ratios)
 
     def label_counts(self) -> dict[str, int]:
-        out = {label: self.labels.get(label, 0) for label in LABELS}
-        for apart in (UNCERTAIN, UNJUDGED):
-            if self.labels.get(apart):
-                out[apart] = self.labels[apart]
-        return out
+        return label_totals(self.labels)
 
     def to_json(self, signature: Callable[[str], str]) -> dict[str, Any]:
         """The `summary` of the results, as `report.results.to_json` writes it."""

@@ -385,6 +385,51 @@ class Parsing:
         return cls(parser_signature(), claim_splitter_signature(reading.decomposer if reading else None))
 
 
+def add_ratios(into: dict[str, Ratio], ratios: dict[str, Ratio]) -> None:
+    """Sum `ratios` into `into`, measure by measure (a figure keeps its counts)."""
+    for name, ratio in ratios.items():
+        into[name] = into[name] + ratio if name in into else ratio
+
+
+class FigureSums:
+    """A group of answers' summary figures, accumulated one answer at a time: summed ratios, and a sum
+    and a count of the defined per-answer citation recall and precision for ALCE's means. The loaded
+    report and the streamed run both summarise through it."""
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.sums: dict[str, Ratio] = {}
+        self.recall = [0.0, 0]
+        self.precision = [0.0, 0]
+
+    def add(self, ratios: dict[str, Ratio]) -> None:
+        add_ratios(self.sums, ratios)
+        for total, name in ((self.recall, N.CITATION_RECALL), (self.precision, N.CITATION_PRECISION)):
+            value = ratios[name].value if name in ratios else None
+            if value is not None:
+                total[0] += value
+                total[1] += 1
+
+    def ratios(self) -> dict[str, Ratio]:
+        out = dict(self.sums)
+        for total, name, mean, reason in ((self.recall, N.CITATION_RECALL, N.ALCE_CITATION_RECALL,
+                                           "no answer with statements"),
+                                          (self.precision, N.CITATION_PRECISION, N.ALCE_CITATION_PRECISION,
+                                           "no answer with citations")):
+            if self.settings.wants(name, mean):
+                out[mean] = Ratio(total[0], total[1], reason, kind="mean") if total[1] else mean_of([], reason)
+        return out
+
+
+def label_totals(total: Counter) -> dict[str, int]:
+    """Claims per label, the four labels always, uncertain and unjudged only when there are some."""
+    out = {label: total.get(label, 0) for label in LABELS}
+    for apart in (UNCERTAIN, UNJUDGED):
+        if total.get(apart):
+            out[apart] = total[apart]
+    return out
+
+
 @dataclass
 class Report:
     """Everything one scoring run produced: per-case retrieval, per-answer results, summaries."""
@@ -410,25 +455,15 @@ class Report:
 
     def summary(self, results: Sequence[AnswerResult] | None = None) -> dict[str, Ratio]:
         """Summed ratios over answers, plus ALCE's per-answer means."""
-        results = self.answers if results is None else results
-        out: dict[str, Ratio] = {}
-        for r in results:
-            for name, ratio in r.ratios().items():
-                out[name] = out[name] + ratio if name in out else ratio
-        per_answer = [r.ratios() for r in results]
-        if self.settings.wants(N.CITATION_RECALL, N.ALCE_CITATION_RECALL):
-            out[N.ALCE_CITATION_RECALL] = mean_of(
-                [r[N.CITATION_RECALL].value for r in per_answer], "no answer with statements")
-        if self.settings.wants(N.CITATION_PRECISION, N.ALCE_CITATION_PRECISION):
-            out[N.ALCE_CITATION_PRECISION] = mean_of(
-                [r[N.CITATION_PRECISION].value for r in per_answer], "no answer with citations")
-        return out
+        sums = FigureSums(self.settings)
+        for r in self.answers if results is None else results:
+            sums.add(r.ratios())
+        return sums.ratios()
 
     def retrieval_summary(self) -> dict[str, Ratio]:
         out: dict[str, Ratio] = {}
         for ratios in self.retrieval.values():
-            for name, ratio in ratios.items():
-                out[name] = out[name] + ratio if name in out else ratio
+            add_ratios(out, ratios)
         return out
 
     def by_system(self) -> dict[str, list[AnswerResult]]:
@@ -441,11 +476,7 @@ class Report:
         total = Counter()
         for r in self.answers if results is None else results:
             total.update(r.label_counts())
-        out = {label: total.get(label, 0) for label in LABELS}
-        for apart in (UNCERTAIN, UNJUDGED):
-            if total.get(apart):
-                out[apart] = total[apart]
-        return out
+        return label_totals(total)
 
     def signature(self, name: str) -> str:
         # every answer's every figure carries its signature: render each measure's once

@@ -8,10 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..metrics.names import DESCRIPTIONS, parse_at_k
+from ..stats import ratio_intervals
 from .results import AnswerRecord, Ratios
-
-RESAMPLES = 1000
-_CHUNK = 100  # resamples drawn at once: bounds memory at 10,000 answers
 
 
 @dataclass(frozen=True)
@@ -31,40 +29,6 @@ def _num(x: float) -> str:
 
 def _percent(v: float | None) -> str:
     return "n/a" if v is None else f"{100 * v:.1f} %"
-
-
-def bootstrap_ratios(numerators: np.ndarray, denominators: np.ndarray, seed: int = 0) -> list[tuple[float, float] | None]:
-    """Percentile 95 % intervals of sum(num)/sum(den), one per column of the (items x figures) arrays,
-    over resamples of the items with replacement (the same resamples for every figure); resamples with a
-    zero denominator are skipped."""
-    n, m = numerators.shape
-    if n == 0:
-        return [None] * m
-    rng = np.random.default_rng(seed)
-    both = np.hstack([numerators, denominators])
-    sums = []
-    for start in range(0, RESAMPLES, _CHUNK):
-        # how often each item is drawn in each resample: a resample is then one matrix product
-        rows = min(_CHUNK, RESAMPLES - start)
-        drawn = rng.integers(0, n, size=(rows, n)) + n * np.arange(rows)[:, None]
-        weights = np.bincount(drawn.ravel(), minlength=rows * n).reshape(rows, n).astype(float)
-        sums.append(weights @ both)
-    total = np.vstack(sums)
-    out = []
-    for j in range(m):
-        num, den = total[:, j], total[:, m + j]
-        keep = den > 0
-        if not keep.any():
-            out.append(None)
-            continue
-        lo, hi = np.quantile(num[keep] / den[keep], [0.025, 0.975])
-        out.append((float(lo), float(hi)))
-    return out
-
-
-def bootstrap_ratio(numerators: np.ndarray, denominators: np.ndarray, seed: int = 0) -> tuple[float, float] | None:
-    """The interval of one figure (see bootstrap_ratios)."""
-    return bootstrap_ratios(numerators[:, None], denominators[:, None], seed)[0]
 
 
 def figure_rows(ratios: Ratios, parts: list[Ratios], unit: str) -> list[FigureRow]:
@@ -101,7 +65,8 @@ def _intervals(ratios: Ratios, parts: list[Ratios], unit: str) -> dict[str, tupl
     if resampled:
         num = np.array([[p[m].numerator for m in resampled] for p in parts], dtype=float)
         den = np.array([[p[m].denominator for m in resampled] for p in parts], dtype=float)
-        for measure, found in zip(resampled, bootstrap_ratios(num, den)):
+        # the same resamples as the text and Markdown reports: one figure, one interval, in every format
+        for measure, found in zip(resampled, ratio_intervals(num, den)):
             out[measure] = ("—", "no interval") if found is None else (
                 f"{100 * found[0]:.1f}–{100 * found[1]:.1f} %", f"95 % bootstrap over {len(parts)} {unit}s")
     return out
