@@ -139,7 +139,9 @@ class _Checked(_Log):
         return self._edited
 
 
-class RunLog(_Checked):
+class _RunHeader(_Log):
+    """What a run was: the fields a log opens with, in one document or in a stream's header line."""
+
     schema_version: int
     citeaudit_version: str
     created: str
@@ -147,6 +149,9 @@ class RunLog(_Checked):
     signature: Signature
     settings: RunSettings
     inputs: list[InputFile]
+
+
+class RunLog(_RunHeader, _Checked):
     passages: list[PassageRecord]
     cases: list[Case]
     judgments: list[JudgmentRecord]
@@ -285,15 +290,8 @@ def rescore(log: RunLog, settings: Settings | None = None) -> tuple[Report, Judg
 STREAM_HEADER, STREAM_END = "header", "end"
 
 
-class StreamHeader(_Log):
-    schema_version: int
+class StreamHeader(_RunHeader):
     stream: Literal["header"]
-    citeaudit_version: str
-    created: str
-    judge: str
-    signature: Signature
-    settings: RunSettings
-    inputs: list[InputFile]
 
 
 class CaseEntry(_Log):
