@@ -21,8 +21,11 @@ def chromium():
         if os.environ.get("CI"):
             pytest.fail("chromium is not installed; scripts/setup.sh installs it")
         pytest.skip("chromium is not installed (run scripts/setup.sh as root)")
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
+    # Every check waits for a state on the page; on a loaded 2-core machine the server's answer can take
+    # longer than Playwright's default 5 s. The ceiling only bounds a failure: a passing check returns at once.
+    expect.set_options(timeout=30_000)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=path, args=[
             "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"])

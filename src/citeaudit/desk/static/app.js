@@ -27,7 +27,9 @@ const state = {
   claim: 0,
   reviewer: "reviewer",
   note: null,
-  busy: false,
+  busy: false, // a request is on its way; later actions wait in `queue` (see act)
+  inflight: null, // the job being sent
+  drafts: new Map(), // statement text typed but not saved yet, by case, answer and statement
   view: "2d",
   expanded: false,
   three: null, // the 3D view, once loaded
@@ -73,31 +75,97 @@ function showStatus(text) {
   setText($("#status"), text);
 }
 
-/** Run one request; on success redraw from its snapshot, on failure show why and keep everything as it was. */
-async function act(what, request, after) {
-  if (state.busy) return;
+// Every action that changes what the server holds or shows goes through one queue. An action made while
+// another is being judged waits its turn and is built from the latest snapshot when it is sent (a second
+// ticked citation adds to the first), so no click or key press is dropped; a refusal is shown, never hidden.
+const queue = [];
+const idleWaiters = []; // resolved when the queue is empty again (an export waits for the changes before it)
+
+function whenIdle() {
+  return state.busy ? new Promise((resolve) => idleWaiters.push(resolve)) : Promise.resolve();
+}
+
+/** Queue one action. `job.send()` runs when its turn comes and resolves to [snapshot, status text];
+ * `job.after(snap)` adjusts the selection before the redraw; `job.intent` lets the page show a queued
+ * citation change at once (see pendingCitations). */
+function act(job) {
+  queue.push(job);
+  if (state.busy) showProgress();
+  else drain();
+}
+
+async function drain() {
   state.busy = true;
   document.body.setAttribute("aria-busy", "true");
-  try {
-    const snap = await request();
-    showMessage(null);
-    if (after) after(snap);
-    apply(snap);
-    showStatus(what);
-    if (state.overview) state.overview.refresh(); // an edit or a label changes the run's figures too
-  } catch (err) {
-    showMessage(err.message);
-    showStatus("");
-  } finally {
-    state.busy = false;
-    document.body.removeAttribute("aria-busy");
-    if (state.snap) render(); // re-enable controls; puts unchecked boxes back after a refusal
+  const refusals = [];
+  let changed = false;
+  while (queue.length) {
+    state.inflight = queue.shift();
+    showProgress();
+    try {
+      const [snap, what] = await state.inflight.send();
+      if (!refusals.length) showMessage(null);
+      if (state.inflight.after) state.inflight.after(snap);
+      apply(snap);
+      showStatus(what);
+      changed = true;
+    } catch (err) {
+      refusals.push(err.message);
+      showMessage(refusals.join(" "));
+      showStatus("");
+    }
+    state.inflight = null;
+    if (state.snap) render(); // puts a refused box back as the server has it
   }
+  state.busy = false;
+  document.body.removeAttribute("aria-busy");
+  document.body.dataset.pending = "0";
+  for (const resolve of idleWaiters.splice(0)) resolve();
+  if (changed && state.overview) state.overview.refresh(); // an edit or a label changes the run's figures too
+}
+
+/** While requests are on their way, the status line says so, and how many more wait their turn. */
+function showProgress() {
+  const waiting = queue.length;
+  document.body.dataset.pending = String(waiting + (state.inflight ? 1 : 0));
+  showStatus(`Working…${waiting ? ` (${waiting} more ${waiting === 1 ? "change waits" : "changes wait"} their turn)` : ""}`);
+}
+
+/** A POST whose answer is a snapshot, as a queued job; `body` may be a function, built when it is sent. */
+function post(path, body, what, after, intent) {
+  return {
+    send: async () => {
+      const b = typeof body === "function" ? body() : body;
+      return [await api("POST", path, b), typeof what === "function" ? what(b) : what];
+    },
+    after,
+    intent,
+  };
 }
 
 function ids() {
   const snap = state.snap;
   return { case: snap.case.id, answer: snap.answer ? snap.answer.answer : null };
+}
+
+const sameAnswer = (a, b) => a.case === b.case && a.answer === b.answer;
+const draftKey = (where, index) => JSON.stringify([where.case, where.answer, index]);
+
+/** The citations of statement `index` as they will be once the queued changes are applied: the latest
+ * snapshot's, with each citation change on its way or waiting applied in order. */
+function pendingCitations(index) {
+  let cites = state.snap.answer.statements[index].citations;
+  const here = ids();
+  for (const job of [state.inflight, ...queue]) {
+    const it = job && job.intent;
+    if (it && it.statement === index && sameAnswer(it, here)) cites = toggled(cites, it.passage, it.on);
+  }
+  return cites;
+}
+
+function toggled(citations, passage, on) {
+  if (on) return citations.includes(passage) ? citations : [...citations, passage];
+  return citations.filter((c) => c !== passage);
 }
 
 // ------------------------------------------------------------------ actions
@@ -137,49 +205,62 @@ const actions = {
     render();
   },
   nextUnsure() {
-    const item = nextQueued(state.snap);
-    if (!item) return;
-    const where = `${item.case}, answer ${item.answer}`;
-    if (state.snap.answer && item.case === state.snap.case.id && item.answer === state.snap.answer.answer) {
-      showClaim(queuedIndex(state.snap, item));
-      render();
-      showStatus(`Next unsure claim (${where}).`);
-      return;
-    }
-    const q = new URLSearchParams({ case: item.case, answer: item.answer });
-    act(`Next unsure claim (${where}).`, () => api("GET", `/api/state?${q}`), (snap) => showClaim(queuedIndex(snap, item), snap));
+    // decided when its turn comes, from the latest snapshot: a label just given has left the queue by then
+    let item = null;
+    act({
+      send: async () => {
+        item = nextQueued(state.snap);
+        if (!item) return [state.snap, "No claim awaits review."];
+        const what = `Next unsure claim (${item.case}, answer ${item.answer}).`;
+        if (sameAnswer(item, ids())) return [state.snap, what];
+        return [await api("GET", `/api/state?${new URLSearchParams({ case: item.case, answer: item.answer })}`), what];
+      },
+      after: (snap) => { if (item) showClaim(queuedIndex(snap, item), snap); },
+    });
   },
-  setCitations(index, citations) {
-    const st = state.snap.answer.statements[index];
-    act(`${statementName(st)} now cites ${citations.length ? citations.join(", ") : "nothing"}.`,
-      () => api("POST", "/api/edit", { ...ids(), statement: index, citations }));
+  /** Cite `passage` from statement `index` (or stop citing it), on top of every change made before. */
+  cite(index, passage, on) {
+    const where = ids();
+    const name = statementName(state.snap.answer.statements[index]);
+    act(post("/api/edit", () => {
+      // built when sent: the statement's citations as the changes before this one left them
+      const latest = sameAnswer(ids(), where) ? state.snap.answer.statements[index].citations : [];
+      return { ...where, statement: index, citations: toggled(latest, passage, on) };
+    }, (b) => `${name} now cites ${b.citations.length ? b.citations.join(", ") : "nothing"}.`,
+    null, { ...where, statement: index, passage, on }));
+    render(); // the box shows the change at once, while it waits its turn
   },
+  citationsOf: (index) => pendingCitations(index),
+  draft(index, text) {
+    state.drafts.set(draftKey(ids(), index), text);
+  },
+  draftOf: (index) => state.drafts.get(draftKey(ids(), index)),
   saveText(index, text) {
-    const st = state.snap.answer.statements[index];
-    act(`Text of ${statementName(st)} saved.`, () => api("POST", "/api/edit", { ...ids(), statement: index, text }));
+    const where = ids();
+    const name = statementName(state.snap.answer.statements[index]);
+    act(post("/api/edit", { ...where, statement: index, text }, `Text of ${name} saved.`,
+      () => state.drafts.delete(draftKey(where, index))));
   },
   label(claim, label) {
     if (!state.reviewer.trim()) { showMessage("A human label needs the reviewer's name."); $("#reviewer")?.focus(); return; }
-    const k = state.claim;
-    act(`Labelled ${label} by ${state.reviewer.trim()}.`, () => api("POST", "/api/human", {
+    const body = {
       ...ids(), statement: claim.statement, claim: claim.index, label, note: state.note || "", reviewer: state.reviewer.trim(),
-    }), (snap) => {
-      // on to the next claim of the answer (the last one stays, to show its label)
-      const claims = snap.answer ? snap.answer.claims : [];
-      if (k + 1 < claims.length) showClaim(k + 1, snap);
-    });
+    };
+    act(post("/api/human", body, `Labelled ${label} by ${body.reviewer}.`));
+    // on to the next claim at once, so that the next key press labels it (the last one stays, to show its label)
+    const claims = state.snap.answer ? state.snap.answer.claims : [];
+    if (state.claim + 1 < claims.length) { showClaim(state.claim + 1); render(); }
   },
   walkthrough(name, variant) {
-    act(`Exercise loaded: ${name}${variant ? ` (${variant})` : ""}.`,
-      () => api("POST", "/api/walkthrough", { name, variant: variant || null }), resetSelection);
+    act(post("/api/walkthrough", { name, variant: variant || null },
+      `Exercise loaded: ${name}${variant ? ` (${variant})` : ""}.`, resetSelection));
   },
   reset() {
-    act("Case reset to its start.", () => api("POST", "/api/reset", ids()), resetSelection);
+    act(post("/api/reset", ids(), "Case reset to its start.", resetSelection));
   },
   open(caseId, answerId) {
-    const q = new URLSearchParams({ case: caseId });
-    if (answerId) q.set("answer", answerId);
-    act("", () => api("GET", `/api/state?${q}`), resetSelection);
+    const q = new URLSearchParams(answerId ? { case: caseId, answer: answerId } : { case: caseId });
+    act({ send: async () => [await api("GET", `/api/state?${q}`), ""], after: resetSelection });
   },
   toggleReview() {
     state.review = !state.review;
@@ -232,6 +313,7 @@ function resetSelection() {
   state.thread = null;
   state.claim = 0;
   state.note = null;
+  state.drafts.clear();
 }
 
 // ------------------------------------------------------------------ rendering
@@ -291,13 +373,11 @@ function renderHeader(snap) {
   toggle.setAttribute("aria-pressed", String(state.review));
   toggle.replaceChildren("Review mode", snap.queue.count
     ? h("span", { class: "badge unsure", id: "review-toggle-count" }, `${snap.queue.count} unsure`) : "");
-  $("#reset").disabled = state.busy;
 
   const wt = snap.walkthrough && snap.case.id === `returns-desk-${snap.walkthrough.name}` ? snap.walkthrough : null;
   for (const btn of document.querySelectorAll("#walkthroughs button")) {
     const on = Boolean(wt) && btn.dataset.walkthrough === wt.name && (btn.dataset.variant || null) === (wt.variant || null);
     btn.setAttribute("aria-pressed", String(on));
-    btn.disabled = state.busy;
   }
   $("#walkthrough").hidden = !wt;
   if (!wt) return;
@@ -450,10 +530,12 @@ async function exportRun() {
   box.hidden = false;
   bar.removeAttribute("value"); // indeterminate until the server says how far it is
   setText($("#export-text"), "Exporting the run log…");
+  let finished = false;
   const poll = setInterval(async () => {
     try {
       const p = await api("GET", "/api/export/progress");
-      if (p.total) {
+      // a poll answered after the export ended must not write over the final message
+      if (p.total && !finished) {
         bar.max = p.total;
         bar.value = p.done;
         setText($("#export-text"), p.done < p.total
@@ -463,6 +545,7 @@ async function exportRun() {
     } catch { /* the export itself reports failures */ }
   }, 250);
   try {
+    await whenIdle(); // the run log holds every change made before the click
     const res = await fetch(`${API}/export`);
     if (!res.ok) {
       let msg = `${res.status} ${res.statusText}`;
@@ -484,6 +567,7 @@ async function exportRun() {
     box.hidden = true;
     showMessage(err instanceof DeskFailure ? err.message : `The export failed (${err.message}).`);
   } finally {
+    finished = true;
     clearInterval(poll);
     state.exporting = false;
     button.disabled = false;
@@ -518,6 +602,7 @@ async function start() {
       await state.overview.refresh();
     }
     showStatus("");
+    document.body.dataset.pending = "0"; // changes sent and not yet answered (tests wait for 0)
     document.body.dataset.ready = "true";
   } catch (err) {
     showMessage(err.message);

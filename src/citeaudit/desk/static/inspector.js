@@ -32,7 +32,7 @@ export function renderInspector(snap, state, on) {
       ? seed.citedPassages.map((p) => citedPassage(p, st, evidence, state))
       : h("p", { class: "muted" }, "No citation: nothing to follow."),
     st.citation_checks && st.citation_checks.length ? checksTable(st) : null,
-    repair(snap, st, state, on),
+    repair(snap, st, on),
     h("details", { id: "inspector-json" },
       h("summary", {}, "Statement and check as JSON"),
       h("p", { class: "muted" }, "The statement with its cited passages (a long passage as its folded pieces)"),
@@ -126,23 +126,21 @@ function checksTable(st) {
         h("td", { class: c.precise ? "status-precise" : "" }, yesNo(c.precise))))));
 }
 
-function repair(snap, st, state, on) {
-  const current = st.citations;
-  const options = rankedPassages(snap).map((p) => {
-    const checked = current.includes(p.id);
-    return h("label", {},
-      h("input", {
-        type: "checkbox", id: `cite-${p.id}`, class: "cite-toggle", dataset: { passage: p.id },
-        checked, disabled: state.busy,
-        onchange: (ev) => {
-          const next = ev.target.checked ? [...current, p.id] : current.filter((c) => c !== p.id);
-          on.setCitations(st.index, next);
-        },
-      }),
-      h("span", {}, h("strong", {}, p.id), p.title ? ` · ${p.title}` : ""));
+function repair(snap, st, on) {
+  // the boxes show queued changes too: a box ticked while another change is judged stays ticked
+  const current = on.citationsOf(st.index);
+  const options = rankedPassages(snap).map((p) => h("label", {},
+    h("input", {
+      type: "checkbox", id: `cite-${p.id}`, class: "cite-toggle", dataset: { passage: p.id },
+      checked: current.includes(p.id),
+      onchange: (ev) => on.cite(st.index, p.id, ev.target.checked),
+    }),
+    h("span", {}, h("strong", {}, p.id), p.title ? ` · ${p.title}` : "")));
+  const textarea = h("textarea", {
+    id: "statement-text", "aria-label": "Statement text", oninput: (ev) => on.draft(st.index, ev.target.value),
   });
-  const textarea = h("textarea", { id: "statement-text", "aria-label": "Statement text", disabled: state.busy });
-  textarea.value = markBidi(st.text); // marks in the field too; saving turns them back into the controls
+  // marks in the field too; saving turns them back into the controls. Text typed and not saved yet stays.
+  textarea.value = on.draftOf(st.index) ?? markBidi(st.text);
   return h("section", { class: "repair", "aria-labelledby": "repair-heading" },
     h("h4", { id: "repair-heading" }, "Repair"),
     h("fieldset", {}, h("legend", {}, `Citations of ${statementName(st)}`), h("div", { class: "cite-options" }, options)),
@@ -150,7 +148,7 @@ function repair(snap, st, state, on) {
       h("label", { for: "statement-text" }, "Statement text"),
       textarea,
       h("button", {
-        type: "button", id: "save-text", disabled: state.busy,
+        type: "button", id: "save-text",
         onclick: () => on.saveText(st.index, unmarkBidi(textarea.value)),
       }, "Save text")));
 }

@@ -35,11 +35,24 @@ export function createOverview({ api, labels, open }) {
   $("#page-prev").addEventListener("click", () => { view.offset = Math.max(0, view.offset - PAGE); refresh(); });
   $("#page-next").addEventListener("click", () => { view.offset += PAGE; refresh(); });
 
+  let asked = 0; // the newest request: an older answer that arrives after it is not shown
+
   async function refresh() {
     const q = new URLSearchParams({ offset: view.offset, limit: PAGE, sort: view.sort, order: view.order });
     for (const key of ["system", "label", "text"]) if (view[key]) q.set(key, view[key]);
-    view.data = await api("GET", `/api/overview?${q}`);
-    render();
+    const mine = ++asked;
+    section.setAttribute("aria-busy", "true");
+    try {
+      const data = await api("GET", `/api/overview?${q}`);
+      if (mine !== asked) return;
+      view.data = data;
+      render();
+    } catch (err) {
+      if (!view.data) throw err; // the first load: the page shows why
+      if (mine === asked) $("#answers-count").textContent = `(not updated: ${err.message})`;
+    } finally {
+      if (mine === asked) section.removeAttribute("aria-busy");
+    }
   }
 
   function sortBy(key) {

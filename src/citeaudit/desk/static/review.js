@@ -46,7 +46,7 @@ export function renderReview(snap, state, on) {
       h("div", { class: "label-buttons", role: "group", "aria-label": "Human label" },
         snap.labels.map((label, i) => h("button", {
           type: "button", id: `label-${label}`, class: `label-button ${label}`, dataset: { label },
-          "aria-pressed": mine && mine.label === label ? "true" : "false", disabled: state.busy,
+          "aria-pressed": mine && mine.label === label ? "true" : "false",
           title: `shortcut: ${i + 1}`,
           onclick: () => on.label(claim, label),
         }, label))),
@@ -79,7 +79,7 @@ function queueBar(snap, state, on) {
   return h("div", { class: `queue-bar${n ? " waiting" : ""}` },
     h("p", { id: "queue-count", dataset: { count: n } }, queueText(n)),
     h("button", {
-      type: "button", id: "queue-next", disabled: !n || state.busy, title: "shortcut: u",
+      type: "button", id: "queue-next", disabled: !n, title: "shortcut: u",
       onclick: () => on.nextUnsure(),
     }, "Next unsure claim"));
 }
