@@ -111,8 +111,8 @@ def test_an_interrupted_write_leaves_no_half_file(tmp_path, monkeypatch):
 # --- run logs ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("change, message", [
-    ({"schema_version": "1"}, 'schema_version: expected an integer (1, 2, 3, 4), got "1"'),
-    ({"schema_version": [1]}, "schema_version: expected an integer (1, 2, 3, 4), got [1]"),
+    ({"schema_version": "1"}, 'schema_version: expected an integer (1, 2, 3, 4, 5), got "1"'),
+    ({"schema_version": [1]}, "schema_version: expected an integer (1, 2, 3, 4, 5), got [1]"),
     ({"schema_version": 1, "settings": [3]}, "settings: Input should be a valid dictionary"),
     ({"settings": "garbage"}, "settings: Input should be a valid dictionary"),
     ({"results": [1, 2]}, "results: Input should be a valid dictionary"),

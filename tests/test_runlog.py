@@ -12,7 +12,7 @@ from citeaudit.cli import main
 from citeaudit.compare import compare
 from citeaudit.diagnose import diagnose
 from citeaudit.examples import load_example
-from citeaudit.judges import Judgments, make_judge
+from citeaudit.judges import Judgments, judgment_source, make_judge
 from citeaudit.metrics import Settings, score_cases
 from citeaudit.metrics import Signature
 from citeaudit.report.results import results_of
@@ -26,11 +26,12 @@ GOLDEN = Path(__file__).parent / "golden" / "p7.runlog.json"
 GOLDEN_V1 = Path(__file__).parent / "golden" / "p7.runlog.v1.json"  # as schema 1 wrote it
 GOLDEN_V2 = Path(__file__).parent / "golden" / "p7.runlog.v2.json"  # as schema 2 wrote it
 GOLDEN_V3 = Path(__file__).parent / "golden" / "p7.runlog.v3.json"  # as schema 3 wrote it
+GOLDEN_V4 = Path(__file__).parent / "golden" / "p7.runlog.v4.json"  # as schema 4 wrote it
 
 
 def p7_log():
     cases = load_example("p7_archive.json")
-    judgments = Judgments(make_judge("curated", cases))
+    judgments = judgment_source("curated", cases)
     report = score_cases(cases, judgments, Settings(ks=(2, 3, 4)))
     return build_runlog(report, judgments)
 
@@ -58,16 +59,18 @@ def test_golden_run_log():
     assert not read_runlog(GOLDEN).edited
 
 
-@pytest.mark.parametrize("old_file", [GOLDEN_V1, GOLDEN_V2, GOLDEN_V3], ids=["v1", "v2", "v3"])
+@pytest.mark.parametrize("old_file", [GOLDEN_V1, GOLDEN_V2, GOLDEN_V3, GOLDEN_V4], ids=["v1", "v2", "v3", "v4"])
 def test_an_older_log_reads_as_the_current_schema_with_the_same_figures(old_file):
     from citeaudit.runlog import SCHEMA_VERSION
 
     old = read_runlog(old_file)
-    assert old.schema_version == SCHEMA_VERSION == 4 and not old.edited
-    assert (old.checksum is None) == (old_file != GOLDEN_V3)  # schema 3 added the checksum
+    assert old.schema_version == SCHEMA_VERSION == 5 and not old.edited
+    assert (old.checksum is None) == (old_file not in (GOLDEN_V3, GOLDEN_V4))  # schema 3 added the checksum
+    assert old.judge_spec is None  # schema 5 added the spec: older logs say nothing of it
     assert old.signature == Signature(judge="curated@1#53285bd471b9", nocite="n/a", version="0.1.0")
     current = _stable(read_runlog(GOLDEN))
     current.pop("checksum")
+    current["judge_spec"] = None
     assert {k: v for k, v in _stable(old).items() if k != "checksum"} == current
     report, _ = rescore(old)
     assert results_of(report).summary == old.results.summary
@@ -98,12 +101,12 @@ def test_run_log_keeps_versions_spans_and_hashes():
 
 
 @pytest.mark.parametrize("change, message", [
-    ({"schema_version": 99}, "schema_version 99 is not supported; this citeaudit 0.1.0 reads schema_version 1, 2, 3, 4: upgrade citeaudit"),
+    ({"schema_version": 99}, "schema_version 99 is not supported; this citeaudit 0.1.0 reads schema_version 1, 2, 3, 4, 5: upgrade citeaudit"),
     ({"schema_version": 0}, "schema_version 0 is not supported"),
-    ({"schema_version": None}, "schema_version: expected an integer (1, 2, 3, 4), got null"),
-    ({"schema_version": "1"}, 'schema_version: expected an integer (1, 2, 3, 4), got "1"'),
-    ({"schema_version": [1]}, "schema_version: expected an integer (1, 2, 3, 4), got [1]"),
-    ({"schema_version": True}, "schema_version: expected an integer (1, 2, 3, 4), got true"),
+    ({"schema_version": None}, "schema_version: expected an integer (1, 2, 3, 4, 5), got null"),
+    ({"schema_version": "1"}, 'schema_version: expected an integer (1, 2, 3, 4, 5), got "1"'),
+    ({"schema_version": [1]}, "schema_version: expected an integer (1, 2, 3, 4, 5), got [1]"),
+    ({"schema_version": True}, "schema_version: expected an integer (1, 2, 3, 4, 5), got true"),
 ])
 def test_unsupported_schema_versions_say_what_is_needed(tmp_path, change, message):
     data = json.loads(GOLDEN.read_text())

@@ -237,7 +237,7 @@ def test_a_streamed_log_is_checked_line_by_line(runner, tmp_path):
     result = runner.invoke(main, ["report", str(bad), "--format", "json"])
     assert result.exit_code == 2 and f"{bad}:3: case.id: Field required" in result.stderr
     newer = tmp_path / "newer.jsonl"
-    newer.write_text(lines[0].replace('"schema_version":4', '"schema_version":99') + "".join(lines[1:]))
+    newer.write_text(lines[0].replace('"schema_version":5', '"schema_version":99') + "".join(lines[1:]))
     with pytest.raises(RunLogError, match="schema_version 99 is not supported"):
         list(stream_entries(newer))
 

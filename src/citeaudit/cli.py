@@ -166,22 +166,6 @@ def _input_options(command):
     return command
 
 
-def _judgments(cases, judge_name: str, store_path: str | None, replay: bool, conventions: str = "citeaudit"):
-    from .judges import Judgments, JudgmentStore, RecordedJudge, make_judge
-
-    judge = make_judge(judge_name, cases)
-    if conventions == "alce" and judge.name != "curated":
-        from .judges.titled import TitledPassages
-
-        judge = TitledPassages(judge)  # ALCE's entailment model reads "Title: …" before each passage
-    store = JudgmentStore(store_path) if store_path else None
-    if replay:
-        if store is None:
-            raise click.UsageError("--replay needs --store")
-        judge = RecordedJudge(store, judge.signature)
-    return Judgments(judge, store)
-
-
 JUDGE_HELP = "judge that labels (claim, cited passages) pairs; see `citeaudit judges`"
 DETAILS = click.option("--details", is_flag=True,
                        help="text format: every case and answer (default: the summary and the 10 answers with "
@@ -216,18 +200,23 @@ def score(cases, judge_name, store, replay, ks, alce_zero_precision, fmt, out, m
     """Score the answers in CASES (JSON or JSONL case files, or another tool's files with --from)."""
     from .metrics import Parsing, Settings, score_cases
 
+    from .judges import judgment_source, parse_judge
+
+    spec = parse_judge(judge_name)  # a bad spec stops here, before anything is read or judged
+    if replay and not store:
+        raise click.UsageError("--replay needs --store")
     _check_destinations(("--out", out), ("--store", store))
     reading = _reading(conventions, invalid_citations, source_format, claims, store, replay)
     settings = Settings(ks=ks, no_citation_precision="zero" if alce_zero_precision else "n/a",
                         conventions=reading.conventions, invalid_citations=reading.invalid_citations,
                         metrics=metrics, missing_labels=missing_labels)
     if fmt == "jsonl" or (out or "").endswith(".jsonl"):  # streamed: cases read and results written one at a time
-        _score_streamed(cases, settings, reading, judge_name, store, replay, fmt, out, source_format,
+        _score_streamed(cases, settings, reading, spec, store, replay, fmt, out, source_format,
                         labels_path, reader_options)
         return _note_fallbacks(reading)
     loaded = _load(cases, reading, source_format, labels_path, reader_options)
-    judgments = _judgments(loaded, judge_name, store, replay, reading.conventions)
-    if not replay and hasattr(judgments.judge, "judge_batch"):
+    judgments = judgment_source(spec, loaded, store=store, replay=replay, conventions=reading.conventions)
+    if judgments.batched:
         # Model and remote judges work in batches: judge every pair scoring may need up front.
         from .metrics import plan_requests
 
@@ -274,14 +263,12 @@ def _stream_source(cases, reading, source_format, labels_path, reader_options):
     return lambda: loaded
 
 
-def _score_streamed(cases, settings, reading, judge_name, store, replay, fmt, out, source_format, labels_path,
+def _score_streamed(cases, settings, reading, spec, store, replay, fmt, out, source_format, labels_path,
                     reader_options) -> None:
     import sys
 
     from .streaming import score_stream
 
-    if replay and not store:
-        raise click.UsageError("--replay needs --store")
     if fmt in ("json", "markdown"):
         raise click.UsageError(f"a streamed run log (--out {out}) goes with --format text (the summary) or jsonl; "
                                f"`citeaudit report {out}` renders it whole")
@@ -292,7 +279,7 @@ def _score_streamed(cases, settings, reading, judge_name, store, replay, fmt, ou
         def checked(found):  # the first pass counted the answers: a progress bar with a total
             bar.append(stack.enter_context(_progress(found.answers, "scoring answers")))
 
-        run = score_stream(source, settings, reading, judge_name, store, replay, out,
+        run = score_stream(source, settings, reading, spec, store, replay, out,
                            sys.stdout if fmt == "jsonl" else None, inputs=list(cases), reader=source_format,
                            progress=lambda n: bar[0](n), on_checked=checked)
     if out:
@@ -386,6 +373,9 @@ def prepare(cases, judge_name, store, list_path, fill_all, source_format, conven
     from .metrics import Settings, plan_requests, score_cases
     from .outputs import write_output
 
+    from .judges import judgment_source, parse_judge
+
+    spec = parse_judge(judge_name)
     _check_destinations(("--store", store), ("--list", list_path))
     reading = _reading(conventions, invalid_citations, source_format, claims, store)
     if engine == "local" and not (address or workers) and _is_streamable(cases, source_format, labels_path):
@@ -395,13 +385,13 @@ def prepare(cases, judge_name, store, list_path, fill_all, source_format, conven
                             metrics=metrics)
         with _progress(0, "judging pairs") as advance:
             done = prepare_stream(_stream_source(cases, reading, source_format, labels_path, reader_options),
-                                  settings, reading, judge_name, store, list_path, fill_all, advance)
+                                  settings, reading, spec, store, list_path, fill_all, advance)
         click.echo(f"{done.listed} pairs listed; judge asked {done.asked}; store {store} holds {done.stored} "
                    "judgments", err=True)
         return _note_fallbacks(reading)
     loaded = _load(cases, reading, source_format, labels_path, reader_options)
     settings = Settings(conventions=reading.conventions, invalid_citations=reading.invalid_citations, metrics=metrics)
-    judgments = _judgments(loaded, judge_name, store, replay=False, conventions=reading.conventions)
+    judgments = judgment_source(spec, loaded, store=store, conventions=reading.conventions)
     requests = plan_requests(loaded, settings)
     if list_path:
         write_output(list_path, "".join(json.dumps({"text": r.text, "passages": [p.identity() for p in r.passages]},
@@ -410,7 +400,7 @@ def prepare(cases, judge_name, store, list_path, fill_all, source_format, conven
         from .judges.ray_engine import fill_with_ray
 
         with _progress(len(requests), "judging pairs on Ray") as advance:
-            fill_with_ray(judgments, requests, judge_name, loaded, reading.conventions, address, workers, block_size,
+            fill_with_ray(judgments, requests, spec, loaded, reading.conventions, address, workers, block_size,
                           advance)
     elif address or workers:
         raise click.UsageError("--address and --workers need --engine ray")
@@ -618,6 +608,7 @@ def desk(inputs, judge_name, store, host, port, no_open, allow_remote):
     """Open the audit desk on a run log, on case files, or (with no INPUTS) on the built-in examples:
     follow each citation to its exact text, repair it, set human labels, and watch the scores change."""
     session = desk_session(inputs, judge_name, store)
+    session.judge()  # built and checked before the port is bound: a judge that cannot be made is an error here
     from .desk import serve
 
     serve(session, host, port, open_browser=not no_open, allow_remote=allow_remote)
@@ -643,11 +634,13 @@ def desk_session(inputs, judge_name: str | None = None, store: str | None = None
         resolved = resolved_cases(log)
         replay = replay_judgments(log, resolved)
         # Edits are judged live by the run's own judge when it can be made again here; else replayed only.
-        rebuilt = rebuild_judge(log.judge, resolved)
+        rebuilt = rebuild_judge(log.judge, resolved, log.judge_spec.spec if log.judge_spec else None,
+                                log.settings.conventions)
         live = rebuilt.judge is not None
-        fixed = None if live and log.judge.startswith("curated") else (rebuilt.judge or replay.judge)
-        return DeskSession(log.cases, "curated", store, log.settings.to_settings(), source=inputs[0], judge=fixed,
-                           recorded=replay.store, judge_status=JudgeStatus(live, rebuilt.note))
+        # a curated judge is made again by the session as labels change; any other is used as made
+        fixed = None if live and rebuilt.spec.labels_only else (rebuilt.judge or replay.judge)
+        return DeskSession(log.cases, rebuilt.spec or "curated", store, log.settings.to_settings(), source=inputs[0],
+                           judge=fixed, recorded=replay.store, judge_status=JudgeStatus(live, rebuilt.note))
     cases = [rc.case for rc in _load(inputs)]
     return DeskSession(cases, judge_name or "curated", store, source=", ".join(inputs))
 
@@ -671,11 +664,22 @@ def schema():
 
 @main.command()
 def judges():
-    """List the available judges."""
-    from .judges import available_judges
+    """List the available judges, each with its options: what each does, what it takes, its default and
+    the environment variable that sets the default. A spec gives options as NAME:OPTION=VALUE,... ."""
+    from .judges import judge_kinds
 
-    for name, description in available_judges().items():
-        click.echo(f"{name:12} {description}")
+    for name, kind in judge_kinds().items():
+        click.echo(f"{name:12} {kind.description}")
+        table = kind.options
+        for option in table.options if table else ():
+            where = table.written(option) if option.in_spec else "environment only"
+            default = ("unset" if option.default is None else {True: "on", False: "off"}.get(option.default)
+                       if isinstance(option.default, bool) else str(option.default))
+            env = f", or {option.env}" if option.env else ""
+            click.echo(f"  {option.name:<20} {option.help} ({option.kind.expected}; default {default}{env}; "
+                       f"{where})")
+        if table and table.example:
+            click.echo(f"  e.g. {table.example}")
 
 
 def _attach_commands() -> None:

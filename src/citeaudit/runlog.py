@@ -16,6 +16,8 @@ message to upgrade.
     2 -> 3  adds `checksum` (none for older logs: they are read unchecked)
     3 -> 4  a log may also be a stream (JSON lines: a header, one line per case, a trailer; see
             docs/runs.md), written as scoring goes; the one-document form is unchanged
+    4 -> 5  adds `judge_spec`, the judge as it was named (kind, options, a cascade's parts), beside its
+            signature; none for older logs (the desk then reads what it can from the signature)
 
 The checksum is the SHA-256 of the log's content (every field but `checksum`, as canonical JSON); a
 stream's is that of its bytes before the trailer.
@@ -30,7 +32,7 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
@@ -41,7 +43,7 @@ from ._version import __version__
 from .budget import OptionalSearchRecord
 from .diagnose import diagnose
 from .errors import DestinationError, InputError, RunLogError, validation_problems
-from .judges import Judgments, MemoryStore, RecordedJudge, Request
+from .judges import JudgeSpec, Judgments, MemoryStore, RecordedJudge, Request
 from .jsonio import StrictJson, decode_error
 from .loading import read_json_file
 from .outputs import write_output
@@ -50,7 +52,7 @@ from .records import Case, Judgment, directory_sha256, file_sha256
 from .report.results import AnswerRecord, CaseRecord, Finding, ResultSettings, Results, Summary, results_of
 from .resolve import Reading, ResolvedCase, resolve
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 
 def _from_v1(data: dict[str, Any]) -> dict[str, Any]:
@@ -68,8 +70,13 @@ def _from_v3(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "schema_version": 4}
 
 
+def _from_v4(data: dict[str, Any]) -> dict[str, Any]:
+    return {**data, "schema_version": 5, "judge_spec": None}
+
+
 # schema version n -> its migration to n + 1
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_v1, 2: _from_v2, 3: _from_v3}
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_v1, 2: _from_v2, 3: _from_v3,
+                                                                     4: _from_v4}
 SUPPORTED_SCHEMAS = (*MIGRATIONS, SCHEMA_VERSION)
 
 
@@ -110,6 +117,21 @@ class JudgmentRecord(_Log):
     judgment: Judgment
 
 
+class JudgeSpecRecord(_Log):
+    """The judge as it was named (`--judge`), parsed: what `citeaudit judges` lists for its kind."""
+
+    spec: str  # as written: model:guard=off, cascade:model,human
+    kind: str
+    options: dict[str, Any] | None = None  # every option's value, defaults and environment included
+    head: str | None = None  # hf/onnx PATH, openai MODEL
+    labels: dict[str, str] | None = None  # hf/onnx output names -> labels
+    parts: list[JudgeSpecRecord] | None = None  # a cascade's two judges (the second may be "human")
+
+    @classmethod
+    def of(cls, spec: JudgeSpec | None) -> JudgeSpecRecord | None:
+        return cls.model_validate(spec.to_record()) if spec is not None else None
+
+
 class RunSettings(_Log):
     ks: list[int]
     no_citation_precision: Literal["n/a", "zero"]
@@ -117,6 +139,13 @@ class RunSettings(_Log):
     invalid_citations: Literal["error", "count"] = "error"
     metrics: list[str] | None = None
     missing_labels: Literal["error", "skip"] = "error"
+
+    @classmethod
+    def of(cls, settings: Settings) -> RunSettings:
+        return cls(ks=list(settings.ks), no_citation_precision=settings.no_citation_precision,
+                   conventions=settings.conventions, invalid_citations=settings.invalid_citations,
+                   metrics=list(settings.metrics) if settings.metrics is not None else None,
+                   missing_labels=settings.missing_labels)
 
     def to_settings(self) -> Settings:
         return Settings(ks=tuple(self.ks), no_citation_precision=self.no_citation_precision,
@@ -146,6 +175,7 @@ class _RunHeader(_Log):
     citeaudit_version: str
     created: str
     judge: str
+    judge_spec: JudgeSpecRecord | None = None  # absent from logs of schema 4 and earlier
     signature: Signature
     settings: RunSettings
     inputs: list[InputFile]
@@ -180,21 +210,26 @@ def diagnosis_of(report: Report) -> dict[str, list[Finding]]:
             for r in report.answers}
 
 
-def build_runlog(report: Report, judgments: Judgments, inputs: list[str | Path] = (),
-                 reader: str = "citeaudit") -> RunLog:
-    return RunLog(
+def run_header(report: Report, spec: JudgeSpec | None, inputs: Sequence[str | Path] = (),
+               reader: str = "citeaudit") -> dict[str, Any]:
+    """The fields a run log opens with, in one document or as a stream's header: built here only."""
+    return _RunHeader(
         schema_version=SCHEMA_VERSION,
         citeaudit_version=__version__,
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         judge=report.judge_signature,
+        judge_spec=JudgeSpecRecord.of(spec),
         signature=report.run_signature,
-        settings=RunSettings(ks=list(report.settings.ks), no_citation_precision=report.settings.no_citation_precision,
-                             conventions=report.settings.conventions,
-                             invalid_citations=report.settings.invalid_citations,
-                             metrics=list(report.settings.metrics) if report.settings.metrics is not None else None,
-                             missing_labels=report.settings.missing_labels),
+        settings=RunSettings.of(report.settings),
         inputs=[InputFile(path=str(p), sha256=file_sha256(p) if Path(p).is_file() else directory_sha256(p),
                           reader=reader) for p in inputs],
+    ).model_dump(mode="json")
+
+
+def build_runlog(report: Report, judgments: Judgments, inputs: Sequence[str | Path] = (),
+                 reader: str = "citeaudit") -> RunLog:
+    return RunLog(
+        **run_header(report, getattr(judgments, "spec", None), inputs, reader),
         passages=[PassageRecord(case=rc.id, **p.identity()) for rc in report.cases for p in rc.passages.values()],
         cases=[rc.case for rc in report.cases],
         judgments=[JudgmentRecord(text=r.text, passages=[p.identity() for p in r.passages], judgment=j)
@@ -202,8 +237,6 @@ def build_runlog(report: Report, judgments: Judgments, inputs: list[str | Path] 
         results=results_of(report),
         diagnosis=diagnosis_of(report),
     )
-
-
 
 
 def write_runlog(path: str | Path, log: RunLog) -> None:
@@ -348,7 +381,8 @@ class StreamWriter:
         self._fh.write(line)
 
     def start(self, header: dict[str, Any]) -> None:
-        self._line({"schema_version": SCHEMA_VERSION, "stream": STREAM_HEADER, **header})
+        """`header`: `run_header`'s fields."""
+        self._line({"schema_version": header["schema_version"], "stream": STREAM_HEADER, **header})
 
     def case(self, entry: dict[str, Any]) -> None:
         self._line(entry)
@@ -427,7 +461,8 @@ def _read_stream(path: str | Path) -> RunLog:
     settings = header.settings
     log = RunLog(
         schema_version=SCHEMA_VERSION, citeaudit_version=header.citeaudit_version, created=header.created,
-        judge=header.judge, signature=header.signature, settings=settings, inputs=header.inputs,
+        judge=header.judge, judge_spec=header.judge_spec, signature=header.signature, settings=settings,
+        inputs=header.inputs,
         passages=[p for c in cases for p in c.passages], cases=[c.case for c in cases],
         judgments=[j for c in cases for j in c.judgments],
         results=Results(citeaudit_version=header.citeaudit_version, judge=header.judge,

@@ -18,24 +18,22 @@ import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any
 
 from ._version import __version__
 from .diagnose import diagnose
 from .errors import DestinationError
-from .judges import Judgments, JudgmentStore, RecordedJudge, Request, make_judge
+from .judges import JudgeSpec, Judgments, Request, judgment_source, parse_judge
 from .judges.curated_stream import LabelTable, StreamedCuratedJudge
 from .loading import each_case, each_checked_case
 from .metrics import Settings, plan_requests
 from .metrics.ratio import Ratio
 from .metrics.scoring import (AnswerResult, FigureSums, Parsing, Report, add_ratios, label_totals, retrieval_ratios,
                               score_answer)
-from .records import directory_sha256, file_sha256
 from .report.results import answer_json
 from .resolve import Reading, ResolvedCase
-from .runlog import StreamWriter
+from .runlog import StreamWriter, run_header
 
 CHUNK = 256  # cases judged and scored together: a batch judge fills each chunk's pairs at once
 
@@ -167,41 +165,6 @@ class _CaseJudgments:
         return judgment
 
 
-def _judge(judge_name: str, checked: Checked, cases: Cases):
-    """The judge of a streamed run: the curated judge over the labels on disk, or any other judge (one
-    that reads cases, such as a cascade over curated labels, is given them all)."""
-    if checked.labels is not None:
-        return StreamedCuratedJudge(checked.labels)
-    if "curated" in judge_name:
-        return make_judge(judge_name, list(cases()))
-    return make_judge(judge_name, [])
-
-
-def uses_curated_table(judge_name: str) -> bool:
-    return judge_name == "curated"
-
-
-class _Unremembered(Judgments):
-    """Judgments asked of the streamed curated judge each time: it answers from memory, faster than a
-    memo finds what it answered before."""
-
-    def get(self, text, passages):
-        return self.judge.judge(text, passages)
-
-
-def _judgments(judge, store_path: str | None, replay: bool, conventions: str) -> Judgments:
-    if isinstance(judge, StreamedCuratedJudge) and not store_path and not replay:
-        return _Unremembered(judge)
-    if conventions == "alce" and judge.name != "curated":
-        from .judges.titled import TitledPassages
-
-        judge = TitledPassages(judge)
-    store = JudgmentStore(store_path) if store_path else None
-    if replay:
-        judge = RecordedJudge(store, judge.signature)
-    return Judgments(judge, store)
-
-
 # --- score -------------------------------------------------------------------------------------------
 
 
@@ -215,7 +178,7 @@ class StreamedRun:
     signature: Any
 
 
-def score_stream(cases: Cases, settings: Settings, reading: Reading, judge_name: str = "curated",
+def score_stream(cases: Cases, settings: Settings, reading: Reading, judge: str | JudgeSpec = "curated",
                  store: str | None = None, replay: bool = False, log_path: str | None = None,
                  lines: IO[str] | None = None, inputs: Sequence[str] = (), reader: str = "citeaudit",
                  progress: Callable[[int], None] | None = None,
@@ -223,19 +186,20 @@ def score_stream(cases: Cases, settings: Settings, reading: Reading, judge_name:
     """Score `cases`, one chunk at a time: each case's results are written as a line to
     `lines` (results as JSON lines) and to the streamed run log at `log_path`, as they are made.
     `progress(n)` is told of answers scored; `on_checked` of what the first pass found."""
+    spec = parse_judge(judge)
     with tempfile.TemporaryDirectory(prefix="citeaudit-") as folder:
-        checked = check_input(cases, folder, uses_curated_table(judge_name))
+        checked = check_input(cases, folder, spec.labels_only)
         try:
             if on_checked:
                 on_checked(checked)
-            judge = _judge(judge_name, checked, cases)
-            judgments = _judgments(judge, store, replay, reading.conventions)
+            judgments = judgment_source(spec, cases, store=store, replay=replay, conventions=reading.conventions,
+                                        labels=checked.labels)
             parsing = _parsing(checked.parsed, settings, reading)
             # the report object answers results' questions (signatures); its case and answer lists stay empty
             report = Report([], [], {}, judgments.signature, settings, parsing)
             writer = StreamWriter(log_path) if log_path else None
             try:
-                result = _score_cases(cases, settings, judge, judgments, report, writer, lines, inputs, reader,
+                result = _score_cases(cases, settings, judgments, report, writer, lines, inputs, reader,
                                       progress)
             except BaseException:
                 if writer:
@@ -256,34 +220,19 @@ def _parsing(parsed: bool, settings: Settings, reading: Reading) -> Parsing | No
     return Parsing.of([_Parsed()] if parsed else [], settings, reading)
 
 
-def _header(report: Report, settings: Settings, inputs: Sequence[str], reader: str) -> dict[str, Any]:
-    return {
-        "citeaudit_version": __version__,
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "judge": report.judge_signature,
-        "signature": report.run_signature.model_dump(mode="json"),
-        "settings": {"ks": list(settings.ks), "no_citation_precision": settings.no_citation_precision,
-                     "conventions": settings.conventions, "invalid_citations": settings.invalid_citations,
-                     "metrics": list(settings.metrics) if settings.metrics is not None else None,
-                     "missing_labels": settings.missing_labels},
-        "inputs": [{"path": str(p), "sha256": file_sha256(p) if Path(p).is_file() else directory_sha256(p),
-                    "reader": reader} for p in inputs],
-    }
-
-
 # one encoder for every line: json.dumps with options would build a new one per call
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
 
-def _score_cases(cases, settings, judge, judgments, report, writer, lines, inputs, reader, progress) -> StreamedRun:
+def _score_cases(cases, settings, judgments, report, writer, lines, inputs, reader, progress) -> StreamedRun:
     summary = SummaryCounts(settings)
-    batch = hasattr(judgments.judge, "judge_batch") and not isinstance(judgments.judge, RecordedJudge)
+    judge = judgments.judge
     if writer:
-        writer.start(_header(report, settings, inputs, reader))
+        writer.start(run_header(report, judgments.spec, inputs, reader))
     scored = answers = 0
     for chunk in _chunks(cases()):
         judgments.forget()  # the memo holds one chunk's judgments: memory stays flat
-        if batch:  # model and remote judges work in batches: judge the chunk's pairs up front
+        if judgments.batched:  # model and remote judges work in batches: judge the chunk's pairs up front
             judgments.fill(plan_requests(chunk, settings))
         for rc in chunk:
             if isinstance(judge, StreamedCuratedJudge):
@@ -339,7 +288,7 @@ class Prepared:
     stored: int
 
 
-def prepare_stream(cases: Cases, settings: Settings, reading: Reading, judge_name: str, store: str,
+def prepare_stream(cases: Cases, settings: Settings, reading: Reading, judge: str | JudgeSpec, store: str,
                    list_path: str | None = None, fill_all: bool = False,
                    progress: Callable[[int], None] | None = None) -> Prepared:
     """`citeaudit prepare` one chunk of cases at a time. Every case is checked first (nothing is judged
@@ -347,16 +296,18 @@ def prepare_stream(cases: Cases, settings: Settings, reading: Reading, judge_nam
     judgment is committed to the store as it is made, so an interrupted run resumes."""
     from .metrics import score_cases
 
+    spec = parse_judge(judge)
     listing = _Listing(list_path, settings)
     with tempfile.TemporaryDirectory(prefix="citeaudit-") as folder:
         try:
-            checked = check_input(cases, folder, uses_curated_table(judge_name), each=listing.add)
+            checked = check_input(cases, folder, spec.labels_only, each=listing.add)
             listing.finish()
         finally:
             listing.abort()  # does nothing once finished
         try:
-            judge = _judge(judge_name, checked, cases)
-            judgments = _judgments(judge, store, replay=False, conventions=reading.conventions)
+            judgments = judgment_source(spec, cases, store=store, conventions=reading.conventions,
+                                        labels=checked.labels)
+            judge = judgments.judge
             for chunk in _chunks(cases()):
                 judgments.forget()
                 if fill_all:

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from .budget import SearchBudget, SearchRecord
 from .errors import InputError, Problem, format_path, validation_problems
-from .judges import Judge, Judgments, JudgmentStore, make_judge
+from .judges import Judge, Judgments, JudgeSpec, JudgmentStore, judgment_source
 from .metrics import Report, Settings, score_cases
 from .metrics import names as N
 from .metrics.scoring import INVALID_CITATION_JUDGE, NO_CITATION_JUDGE, AnswerResult, ClaimResult, plan_requests
@@ -294,12 +294,11 @@ def verify_case(rc: ResolvedCase, answer_id: str, judge: str | Judge = DEFAULT_J
         raise InputError([Problem(rc.origin or rc.id, None, "answers", f"no answer '{answer_id}' in case "
                                                                        f"'{rc.id}' (answers: {known})")])
     one = ResolvedCase(rc.case.model_copy(update={"answers": [answer]}), rc.passages, rc.origin, rc.parsed)
-    if isinstance(judge, str):
-        judge = make_judge(judge, [rc])  # the whole case: a curated judge reads all of its labels
-    if isinstance(store, (str, Path)):
-        store = JudgmentStore(store)
-    judgments = Judgments(judge, store)
-    if hasattr(judge, "judge_batch"):
+    if isinstance(judge, (str, JudgeSpec)):
+        judgments = judgment_source(judge, [rc], store=store)  # the whole case: a curated judge reads its labels
+    else:
+        judgments = Judgments(judge, JudgmentStore(store) if isinstance(store, (str, Path)) else store)
+    if judgments.batched:
         judgments.fill(plan_requests([one], VERIFY_SETTINGS))  # model and remote judges work in batches
     report = score_cases([one], judgments, VERIFY_SETTINGS)
     result = _verification(one, report.answers[0], policy, report, budget)

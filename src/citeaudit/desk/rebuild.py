@@ -1,9 +1,10 @@
-"""The judge of a run log, made again from its recorded signature so that the desk can judge edits
-live. A log keeps its judge's signature, not the spec it was started with; the spec is read back from
-the signature and the judge built from it counts only if it signs exactly the same (same model files,
-same options). Local judges can be: curated (from the log's own labels), model, embedding, and hf/onnx
-when their model directory is where the signature names it. A remote or cascaded judge is not made
-again (it needs a key, and costs money): edits of such a run replay its judgments only."""
+"""The judge of a run log, made again so that the desk can judge edits live. A log of schema 5 keeps the
+judge's spec beside its signature, and the judge is built from that spec; an older log keeps only the
+signature, from which the spec is read back where it can be. Either way the judge counts only if it
+signs exactly as the run's did (same model files, same options, same conventions). Local judges can
+be made again: curated (from the log's own labels), model, embedding, and hf/onnx when their model
+directory is where the spec names it. A remote or cascaded judge is not (it needs a key, and costs
+money): edits of such a run replay its judgments only."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import CiteauditError
-from ..judges import Judge, make_judge
+from ..judges import Judge, JudgeSpec, parse_judge, run_judge
 from ..resolve import ResolvedCase
 
 SHIPPED_MODEL = "judge-v1"
@@ -24,6 +25,7 @@ SHIPPED_MODEL = "judge-v1"
 class Rebuilt:
     judge: Judge | None  # None: the run's judge cannot be made here
     note: str  # what was made, or why not (shown in the page)
+    spec: JudgeSpec | None = None  # what it was made from
 
 
 def _fields(signature: str) -> dict[str, str]:
@@ -65,30 +67,34 @@ def candidate_specs(signature: str) -> list[str]:
     return []
 
 
-def rebuild_judge(signature: str, cases: Sequence[ResolvedCase]) -> Rebuilt:
-    """The run's judge, made again when it can be (and signs as the run's did); otherwise why not."""
-    name = (re.match(r"[a-z]+", signature) or re.match("", "")).group(0)
+REPLAY_ONLY = ("Edits replay the run's recorded judgments only: to judge edits live, start the desk with "
+               "--judge SPEC.")
+
+
+def rebuild_judge(signature: str, cases: Sequence[ResolvedCase], spec: str | None = None,
+                  conventions: str = "citeaudit") -> Rebuilt:
+    """The run's judge, made again when it can be (and signs as the run's did); otherwise why not.
+    `spec` is the run's own (schema 5 logs); without it, specs are read back from `signature`."""
+    name = spec.partition(":")[0] if spec else (re.match(r"[a-z]*", signature).group(0))
     if name in ("openai", "cascade"):
         kind = "a remote judge" if name == "openai" else "a cascade of judges"
         key = " and CITEAUDIT_OPENAI_API_KEY is set" if name == "openai" and os.environ.get(
             "CITEAUDIT_OPENAI_API_KEY") else ""
-        return Rebuilt(None, f"The run's judge is {kind}{key}; the desk does not call it again by itself. Edits "
-                             "replay the run's recorded judgments only: to judge edits live, start the desk "
-                             "with --judge SPEC.")
-    specs = candidate_specs(signature)
+        return Rebuilt(None, f"The run's judge is {kind}{key}; the desk does not call it again by itself. "
+                             + REPLAY_ONLY)
+    specs = [spec] if spec else candidate_specs(signature)
     if not specs:
         where = " (its model directory is not here)" if name in ("model", "hf", "onnx") else ""
-        return Rebuilt(None, f"The run's judge ({signature[:80]}) cannot be made here{where}. Edits replay the "
-                             "run's recorded judgments only: to judge edits live, start the desk with --judge SPEC.")
-    for spec in specs:
+        return Rebuilt(None, f"The run's judge ({signature[:80]}) cannot be made here{where}. " + REPLAY_ONLY)
+    for text in specs:
         try:
-            judge = make_judge(spec, cases)
+            parsed = parse_judge(text)
+            judge = run_judge(parsed, cases, conventions)
         except CiteauditError as err:
-            return Rebuilt(None, f"The run's judge cannot be made here ({err}). Edits replay the run's recorded "
-                                 "judgments only: to judge edits live, start the desk with --judge SPEC.")
-        if spec == "curated" or judge.signature == signature:
-            return Rebuilt(judge, f"Edits are judged live by the run's judge, made again as `{spec}`.")
+            return Rebuilt(None, f"The run's judge cannot be made here ({err}). " + REPLAY_ONLY)
+        # the curated judge signs its labels: edits add labels, and the judge is made again from them
+        if parsed.labels_only or judge.signature == signature:
+            return Rebuilt(judge, f"Edits are judged live by the run's judge, made again as `{text}`.", parsed)
         other = judge.signature
     return Rebuilt(None, f"The run's judge cannot be made exactly here: `{specs[-1]}` now signs {other[:80]}, "
-                         "not the run's. Edits replay the run's recorded judgments only: to judge edits live, "
-                         "start the desk with --judge SPEC.")
+                         "not the run's. " + REPLAY_ONLY)

@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import DeskError, JudgeError, validation_problems
-from ..judges import Judge, Judgments, JudgmentStore, MemoryStore, Request, make_judge
+from ..judges import Judge, Judgments, JudgeSpec, JudgmentStore, MemoryStore, Request, parse_judge, run_judge
 from ..metrics import ClaimResult, Report, Settings, score_cases
 from ..records import LABELS, Case, Judgment
 from ..report.render import answer_json
@@ -105,14 +105,14 @@ def combine(reports: list[Report], settings: Settings) -> Report:
 
 
 class DeskSession:
-    def __init__(self, cases: list[Case], judge_spec: str = "curated", store_path: str | None = None,
+    def __init__(self, cases: list[Case], judge_spec: str | JudgeSpec = "curated", store_path: str | None = None,
                  settings: Settings = Settings(), source: str = "cases", judge: Judge | None = None,
                  recorded: MemoryStore | None = None, judge_status: JudgeStatus | None = None,
                  exercises: bool = False):
         if not cases:
             raise ValueError("the desk needs at least one case")
         self.source = source
-        self.judge_spec = judge_spec
+        self.judge_spec = parse_judge(judge_spec)  # a bad spec is refused here, before anything is served
         self.settings = settings
         # Judgments outlive each request: the SQLite store when given, else memory (with a run log's
         # recorded judgments in it, when the desk was opened on one).
@@ -170,9 +170,9 @@ class DeskSession:
     def judge(self) -> Judge:
         # The curated judge reads the labels of the cases now loaded; other judges load once.
         if not self._fixed_judge and (self._judge is None or (
-                self.judge_spec == "curated" and self._judge_made_at != self._labels_version)):
-            resolved = [self._resolved(cid) for cid in self.cases]
-            self._judge = make_judge(self.judge_spec, resolved)
+                self.judge_spec.labels_only and self._judge_made_at != self._labels_version)):
+            resolved = [self._resolved(cid) for cid in self.cases] if self.judge_spec.reads_cases else []
+            self._judge = run_judge(self.judge_spec, resolved, self.settings.conventions)
             self._judge_made_at = self._labels_version
         return self._judge
 
@@ -484,7 +484,9 @@ class DeskSession:
             used.update(pairs)  # the log records each pair once, as one scoring run would
             if progress:
                 progress(done, len(case_ids))
-        log = build_runlog(combine(reports, self.settings), _Used(self.judge().signature, used))
+        # the spec only when the judge was built from it (a replayed run's judge is known by its signature)
+        spec = self.judge_spec if self.judge_status.live else None
+        log = build_runlog(combine(reports, self.settings), _Used(self.judge().signature, used, spec))
         by_case = {r.cases[0].id: r.cases[0] for r in reports}
         for h in self.human:
             rc = by_case.get(h.case)
@@ -502,6 +504,7 @@ class _Used:
 
     signature: str
     pairs: dict[Request, Judgment]
+    spec: JudgeSpec | None = None
 
     def recorded(self) -> list[tuple[Request, Judgment]]:
         return list(self.pairs.items())

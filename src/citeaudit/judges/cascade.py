@@ -74,14 +74,13 @@ def _p(judgment: Judgment) -> str:
     return f"best guess {judgment.label}"
 
 
-def make_cascade(argument: str, make: Callable[[str], Judge], known: Callable[[str], bool]) -> CascadeJudge:
+def cascade_parts(argument: str, known: Callable[[str], bool]) -> tuple[str, str | None]:
+    """The two judges of `cascade:FIRST,SECOND` as specs (SECOND None for a person), checked."""
     parts = split_cascade(argument, known)
     if len(parts) != 2 or not all(parts):
         raise JudgeSetupError(f"cascade:{argument}: name two judges, the first and the one its uncertain pairs "
                               "go to: cascade:model,openai:MODEL or cascade:model,human")
-    first_spec, second_spec = parts
-    if first_spec == HUMAN:
+    first, second = parts
+    if first == HUMAN:
         raise JudgeSetupError("cascade: a person can be the last judge of a cascade, not the first")
-    first = make(first_spec)
-    second = None if second_spec == HUMAN else make(second_spec)
-    return CascadeJudge(first, second)
+    return first, None if second == HUMAN else second

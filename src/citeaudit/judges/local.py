@@ -20,7 +20,7 @@ from ..errors import JudgeSetupError, JudgeError
 from ..records import LABELS, Evidence, Judgment, Label, SourcePassage, directory_sha256
 from .base import Request
 from .cache import BoundedCache
-from .spec import HF, ONNX
+from .spec import HF, ONNX, Options
 from .windows import Window, set_windows
 
 VERSION = "1"
@@ -231,9 +231,13 @@ class CrossEncoderJudge:
         return judgment, "\n".join(w.text for w in chosen)
 
 
-def make_local_judge(kind: str, argument: str) -> CrossEncoderJudge:
-    """`hf:PATH`, `onnx:PATH::LABEL_0=none,LABEL_1=full`, as named on the command line (the part after
-    'hf:' or 'onnx:'); threads and window size from CITEAUDIT_THREADS / CITEAUDIT_MAX_TOKENS."""
-    options = (HF if kind == "hf" else ONNX).parse(argument)
+def local_judge(kind: str, options: Options) -> CrossEncoderJudge:
+    """An hf or onnx judge from its parsed spec (PATH, label mapping, threads, window size)."""
     return CrossEncoderJudge(kind, options.head, options.labels, max_tokens=options["max_tokens"],
                              threads=options["threads"])
+
+
+def make_local_judge(kind: str, argument: str) -> CrossEncoderJudge:
+    """`hf:PATH`, `onnx:PATH::LABEL_0=none,LABEL_1=full,threads=2`, as named on the command line (the part
+    after 'hf:' or 'onnx:'); threads and window size default to CITEAUDIT_THREADS / CITEAUDIT_MAX_TOKENS."""
+    return local_judge(kind, (HF if kind == "hf" else ONNX).parse(argument))

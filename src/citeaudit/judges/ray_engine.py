@@ -29,9 +29,10 @@ from .. import errors
 from ..errors import CiteauditError, EngineError, JudgeError
 from ..records import Judgment
 from ..resolve import ResolvedCase
-from . import make_judge
+from . import parse_judge
 from .base import Judge, Request
-from .source import Judgments
+from .source import Judgments, run_judge
+from .spec import JudgeSpec
 
 DEFAULT_BLOCK_SIZE = 256
 INSTALL_HINT = "pip install 'citeaudit[ray]'"
@@ -43,17 +44,6 @@ JUDGE_ENV_NAMES = ("OPENAI_API_KEY", "OPENAI_BASE_URL")
 # An address Ray accepts: "auto", "local", "ray://HOST:PORT" (Ray Client) or "HOST:PORT" (the head's GCS).
 _ADDRESS = re.compile(r"^(auto|local|ray://[^\s:/]+:\d+|[^\s:/]+:\d+)$")
 REACH_TIMEOUT_S = 5.0
-
-
-def build_judge(spec: str, cases: Sequence[ResolvedCase], conventions: str) -> Judge:
-    """The judge a `prepare` with these options uses: the same construction on the driver and on every
-    worker (ALCE's conventions read each passage after its title line, as `citeaudit prepare` does)."""
-    judge = make_judge(spec, cases)
-    if conventions == "alce" and judge.name != "curated":
-        from .titled import TitledPassages
-
-        judge = TitledPassages(judge)
-    return judge
 
 
 def _parts(judge: Any) -> Iterator[Any]:
@@ -69,13 +59,6 @@ def _is_remote(judge: Judge) -> bool:
     from .remote import OpenAIJudge
 
     return any(isinstance(part, OpenAIJudge) for part in _parts(judge))
-
-
-def _needs_cases(judge: Judge) -> bool:
-    """Whether building this judge reads the cases (the curated judge's labels live in them)."""
-    from .curated import CuratedJudge
-
-    return any(isinstance(part, CuratedJudge) for part in _parts(judge))
 
 
 def import_ray() -> Any:
@@ -144,9 +127,10 @@ class JudgeWorker:
     """
 
     def __init__(self, spec: str, conventions: str, cases: Sequence[ResolvedCase] | None):
+        # the spec travels as its text (parsed here again: a parsed spec holds functions, which do not pickle)
         self.setup_error: CiteauditError | None = None
         try:
-            self.judge = build_judge(spec, cases or [], conventions)
+            self.judge = run_judge(spec, cases or [], conventions)
         except CiteauditError as err:
             self.setup_error = err  # raised once per block by the driver, not retried by Ray
 
@@ -192,7 +176,8 @@ def _workers(ray: Any, judge: Judge, workers: int | None) -> int:
     return max(1, int(ray.cluster_resources().get("CPU", 1)))
 
 
-def fill_with_ray(judgments: Judgments, requests: Sequence[Request], spec: str, cases: Sequence[ResolvedCase],
+def fill_with_ray(judgments: Judgments, requests: Sequence[Request], spec: str | JudgeSpec,
+                  cases: Sequence[ResolvedCase],
                   conventions: str = "citeaudit", address: str | None = None, workers: int | None = None,
                   block_size: int = DEFAULT_BLOCK_SIZE, progress: Callable[[int], None] | None = None) -> int:
     """Judge every request `judgments.store` does not hold yet on Ray and record the judgments there;
@@ -212,13 +197,13 @@ def fill_with_ray(judgments: Judgments, requests: Sequence[Request], spec: str, 
         return 0  # a finished run resumed: nothing to start a cluster for
     started = _connect(ray, address)
     try:
-        return _run(ray, judgments, pending, spec, cases, conventions, workers, block_size, progress)
+        return _run(ray, judgments, pending, parse_judge(spec), cases, conventions, workers, block_size, progress)
     finally:
         if started:
             ray.shutdown()
 
 
-def _run(ray: Any, judgments: Judgments, pending: list[Request], spec: str, cases: Sequence[ResolvedCase],
+def _run(ray: Any, judgments: Judgments, pending: list[Request], spec: JudgeSpec, cases: Sequence[ResolvedCase],
          conventions: str, workers: int | None, block_size: int, progress: Callable[[int], None] | None) -> int:
     remote = _is_remote(judgments.judge)
     context = ray.data.DataContext.get_current()
@@ -231,8 +216,8 @@ def _run(ray: Any, judgments: Judgments, pending: list[Request], spec: str, case
     dataset = ray.data.from_items(rows, override_num_blocks=blocks)
     judged_blocks = dataset.map_batches(
         JudgeWorker,
-        fn_constructor_kwargs={"spec": spec, "conventions": conventions,
-                               "cases": list(cases) if _needs_cases(judgments.judge) else None},
+        fn_constructor_kwargs={"spec": str(spec), "conventions": conventions,
+                               "cases": list(cases) if spec.reads_cases else None},
         # A remote judge gets one block at a time: a block queued behind a failure would be paid for
         # and then dropped when the run stops.
         compute=ray.data.ActorPoolStrategy(size=min(blocks, _workers(ray, judgments.judge, workers)),

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..errors import JudgeError
+from ..errors import JudgeError, JudgeSetupError
 from ..records import Judgment, SourcePassage
 from .base import Judge, Request, judge_many
+from .spec import JudgeSpec
 from .store import JudgmentStore, RecordedJudge
+
+if TYPE_CHECKING:
+    from ..resolve import ResolvedCase
+    from .curated_stream import LabelTable
 
 
 class Judgments:
@@ -18,15 +25,21 @@ class Judgments:
     memory stays flat however long the input (a pair asked again later is read from the store, or judged
     again with the same result), and `recorded()` lists what was served since."""
 
-    def __init__(self, judge: Judge, store: JudgmentStore | None = None):
+    def __init__(self, judge: Judge, store: JudgmentStore | None = None, spec: JudgeSpec | None = None):
         self.judge = judge
         self.store = store
+        self.spec = spec  # what the judge was built from, when it was named by a spec (kept in run logs)
         self._memo: dict[Request, Judgment] = {}
         self.asked = 0  # how many pairs the judge itself was asked (not memo or store)
 
     @property
     def signature(self) -> str:
         return self.judge.signature
+
+    @property
+    def batched(self) -> bool:
+        """Whether pairs are best judged up front, in batches (model and remote judges; never a replay)."""
+        return hasattr(self.judge, "judge_batch") and not isinstance(self.judge, RecordedJudge)
 
     def get(self, text: str, passages: Sequence[SourcePassage]) -> Judgment:
         request = Request.of(text, passages)
@@ -99,3 +112,54 @@ class Judgments:
             if self.store is not None:
                 judgment = self.store.put(request, judgment)  # another run's, when it recorded the pair first
             self._memo[request] = judgment
+
+
+class _Unremembered(Judgments):
+    """Judgments asked of the streamed curated judge each time: it answers from memory, faster than a
+    memo finds what it answered before."""
+
+    def get(self, text, passages):
+        return self.judge.judge(text, passages)
+
+
+def run_judge(spec: str | JudgeSpec, cases: Sequence[ResolvedCase] = (), conventions: str = "citeaudit") -> Judge:
+    """The judge a run with these settings uses, built the same way on every path (and on every Ray
+    worker): under ALCE's conventions a judge that reads passages sees each after its "Title:" line, as
+    ALCE's entailment model does; the curated judge's labels are keyed by the passage text itself."""
+    from . import build_judge, parse_judge
+
+    spec = parse_judge(spec)
+    judge = build_judge(spec, cases)
+    if conventions == "alce" and not spec.labels_only:
+        from .titled import TitledPassages
+
+        judge = TitledPassages(judge)
+    return judge
+
+
+def judgment_source(spec: str | JudgeSpec, cases: Sequence[ResolvedCase] | Callable[[], Iterable[ResolvedCase]] = (),
+                    *, store: str | Path | JudgmentStore | None = None, replay: bool = False,
+                    conventions: str = "citeaudit", labels: LabelTable | None = None) -> Judgments:
+    """What a run's scoring reads, built in one place for every command (score, prepare, verify, the
+    desk, Ray): the judge named by `spec`, the run's conventions, the store of recorded judgments, and
+    replay (judge from the store only). `cases` may be a function that reads them again: they are read
+    only when the judge is built from them. A streamed run's curated labels come as a `LabelTable`."""
+    from . import parse_judge
+
+    spec = parse_judge(spec)
+    if isinstance(store, (str, Path)):
+        store = JudgmentStore(store)
+    if replay and store is None:
+        raise JudgeSetupError("--replay needs --store: replay judges only from recorded judgments")
+    if labels is not None and spec.labels_only:
+        from .curated_stream import StreamedCuratedJudge
+
+        judge = StreamedCuratedJudge(labels)
+        if store is None and not replay:
+            return _Unremembered(judge, spec=spec)
+    else:
+        needed = (list(cases()) if callable(cases) else cases) if spec.reads_cases else []
+        judge = run_judge(spec, needed, conventions)
+    if replay:
+        judge = RecordedJudge(store, judge.signature)
+    return Judgments(judge, store, spec=spec)

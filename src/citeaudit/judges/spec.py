@@ -189,14 +189,20 @@ class JudgeOptions:
         """The valid options, for messages and `citeaudit judges`."""
         parts = [f"{o.name}=<{o.kind.expected}>" for o in self.options if o.in_spec]
         if self.head == "PATH":
-            parts = ["PATH", "PATH::NAME=label,... (label: " + ", ".join(LABELS) + ")"]
+            parts = ["PATH", "PATH::NAME=label,... (label: " + ", ".join(LABELS) + ")",
+                     *(f"PATH::{p}" for p in parts)]
         elif self.head == "MODEL":
-            parts = ["MODEL"]
+            parts = ["MODEL", *(f"MODEL,{p}" for p in parts)]
         envs = [o.env for o in self.options if o.env]
         described = ", ".join(parts) if parts else "none"
         if envs:
             described += "; environment: " + ", ".join(envs)
         return described + (f"; e.g. {self.example}" if self.example else "")
+
+    def written(self, option: Option) -> str:
+        """How `option` is given in a spec: model:guard=..., hf:PATH::threads=..., openai:MODEL,timeout=..."""
+        where = {"PATH": "PATH::", "MODEL": "MODEL,"}.get(self.head or "", "")
+        return f"{self.judge}:{where}{option.name}=..."
 
     def _bad(self, part: str, problem: str) -> JudgeSetupError:
         return JudgeSetupError(f"bad {self.judge} judge option '{part}': {problem}; valid options: {self.usage()}")
@@ -208,10 +214,11 @@ class JudgeOptions:
         argument = argument.strip()
         head, labels, rest = "", {}, argument
         if self.head == "MODEL":
-            head, rest = argument, ""
+            head, _, rest = argument.partition(",")
+            head = head.strip()
         elif self.head == "PATH":
             head, _, mapping = argument.partition("::")
-            labels, rest = _label_mapping(mapping), ""
+            labels, rest = self._labels_and_options(mapping)
             if not head:
                 raise JudgeSetupError(f"give the model directory: {self.judge}:PATH or "
                                       f"{self.judge}:PATH::NAME=label,...")
@@ -234,6 +241,14 @@ class JudgeOptions:
                 raise self._bad(part, f"{option.name} expects {option.kind.expected}, got {value!r}") from None
         values = {o.name: given[o.name] if o.name in given else _from_env(o, environ) for o in self.options}
         return Options(self, values, head, labels)
+
+    def _labels_and_options(self, mapping: str) -> tuple[dict[str, str], str]:
+        """After PATH's '::': NAME=label pairs (the model's output names) mixed with this judge's options
+        (threads=2); a known option name is an option, anything else a label mapping."""
+        labels, options = [], []
+        for item in filter(None, (i.strip() for i in mapping.split(","))):
+            (options if self.option(item.partition("=")[0].strip()) else labels).append(item)
+        return _label_mapping(",".join(labels)), ",".join(options)
 
     def of(self, head: str = "", labels: Mapping[str, str] | None = None, **keywords: Any) -> Options:
         """The same options given from Python, by constructor parameter (unset ones take defaults);
@@ -327,30 +342,28 @@ EMBEDDING = JudgeOptions("embedding", (
 
 def _local(kind: str) -> JudgeOptions:
     return JudgeOptions(kind, (
-        Option("threads", integer(1), None, "CPU threads", env=THREADS, in_spec=False),
-        Option("max_tokens", integer(1), None, "window size in tokens (at most the model's)", env=MAX_TOKENS,
-               in_spec=False),
-    ), head="PATH", example=f"{kind}:models/nli::LABEL_0=none,LABEL_1=full")
+        Option("threads", integer(1), None, "CPU threads", env=THREADS),
+        Option("max_tokens", integer(1), None, "window size in tokens (at most the model's)", env=MAX_TOKENS),
+    ), head="PATH", example=f"{kind}:models/nli::LABEL_0=none,LABEL_1=full,threads=2")
 
 
 HF = _local("hf")
 ONNX = _local("onnx")
 
 OPENAI = JudgeOptions("openai", (
-    Option("timeout", number(above=0), 30.0, "seconds to wait for an answer", env=OPENAI_ENV + "TIMEOUT",
-           in_spec=False),
-    Option("max_retries", integer(0), 3, "retries after the first attempt", env=OPENAI_ENV + "MAX_RETRIES",
-           in_spec=False),
-    Option("concurrency", integer(1), 4, "requests in flight at once", env=OPENAI_ENV + "CONCURRENCY",
-           in_spec=False),
-    Option("max_requests", integer(0), None, "most requests one run may send", env=OPENAI_ENV + "MAX_REQUESTS",
-           in_spec=False),
-    Option("max_cost", number(low=0), None, "most a run may spend", env=OPENAI_ENV + "MAX_COST", in_spec=False),
+    # where the judge is: the API key is never an option (a spec is written into run logs and shell history)
+    Option("base_url", text("a URL"), None, "the endpoint's base URL (default: CITEAUDIT_OPENAI_BASE_URL, "
+           "OPENAI_BASE_URL, then OpenAI's)"),
+    Option("timeout", number(above=0), 30.0, "seconds to wait for an answer", env=OPENAI_ENV + "TIMEOUT"),
+    Option("max_retries", integer(0), 3, "retries after the first attempt", env=OPENAI_ENV + "MAX_RETRIES"),
+    Option("concurrency", integer(1), 4, "requests in flight at once", env=OPENAI_ENV + "CONCURRENCY"),
+    Option("max_requests", integer(0), None, "most requests one run may send", env=OPENAI_ENV + "MAX_REQUESTS"),
+    Option("max_cost", number(low=0), None, "most a run may spend", env=OPENAI_ENV + "MAX_COST"),
     Option("price_per_1k_tokens", number(low=0), None, "price per 1,000 tokens", env=OPENAI_ENV + "PRICE_PER_1K",
-           in_spec=False),
+           aliases=("price",)),
     Option("prompt_version", text("a prompt version"), "1", "prompt version", env=OPENAI_ENV + "PROMPT_VERSION",
-           in_spec=False),
-), head="MODEL", example="openai:gpt-4o-mini")
+           aliases=("prompt",)),
+), head="MODEL", example="openai:gpt-4o-mini,timeout=60,max_requests=500")
 
 BUILT_IN: dict[str, JudgeOptions] = {t.judge: t for t in (MODEL, EMBEDDING, HF, ONNX, OPENAI)}
 
@@ -361,3 +374,44 @@ def parse_spec(spec: str, environ: Mapping[str, str] | None = None) -> Options:
     if name not in BUILT_IN:
         raise JudgeSetupError(f"'{name}' has no option table; judges with options: {', '.join(sorted(BUILT_IN))}")
     return BUILT_IN[name].parse(argument, environ)
+
+
+# --- a judge spec, parsed once ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JudgeSpec:
+    """A judge as named on the command line (`model:guard=off`, `cascade:model,human`), parsed and checked
+    once: its kind, its options (for a kind with an option table), a cascade's two parts (the second
+    None for a person), and whether building it reads the cases (the curated judge's labels live there).
+    Judges are built from it everywhere, and a run log keeps it beside the judge's signature, so that the
+    judge can be made again from what the log says rather than from its signature's text."""
+
+    kind: str
+    argument: str = ""
+    options: Options | None = None
+    parts: tuple[JudgeSpec | None, ...] = ()
+    reads_cases: bool = False
+    can_be_unsure: bool = False  # whether its judgments can be `uncertain` (what a cascade escalates)
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.argument}" if self.argument else self.kind
+
+    @property
+    def labels_only(self) -> bool:
+        """Judges from the cases' own labels alone (the curated judge): a streamed run keeps those on disk."""
+        return self.kind == "curated"
+
+    def to_record(self) -> dict[str, Any]:
+        """The spec as a run log keeps it: as written, its kind, its options' values, a cascade's parts."""
+        record: dict[str, Any] = {"spec": str(self), "kind": self.kind}
+        if self.options is not None:
+            record["options"] = {o.name: self.options[o.name] for o in self.options.table.options if o.in_spec}
+            if self.options.head:
+                record["head"] = self.options.head
+            if self.options.labels:
+                record["labels"] = dict(self.options.labels)
+        if self.parts:
+            record["parts"] = [p.to_record() if p is not None else {"spec": "human", "kind": "human"}
+                               for p in self.parts]
+        return record
