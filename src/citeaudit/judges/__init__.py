@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-
-from ..errors import JudgeSetupError, UnknownJudge
-from ..resolve import ResolvedCase
 from .base import Judge, JudgmentSource, Request, judge_many
 from .curated import CuratedJudge
+from .registry import (JudgeKind, available_judges, build_judge, judge_kinds, make_judge, parse_judge,
+                       register_judge)
 from .source import Judgments, judgment_source, run_judge
-from .spec import EMBEDDING, HF, MODEL, ONNX, OPENAI, JudgeOptions, JudgeSpec
+from .spec import JudgeSpec
 from .store import JudgmentStore, MemoryStore, RecordedJudge, judgment_key
 
 __all__ = [
@@ -18,148 +15,3 @@ __all__ = [
     "JudgeKind", "JudgeSpec", "available_judges", "build_judge", "judge_kinds", "judge_many", "judgment_key",
     "judgment_source", "make_judge", "parse_judge", "register_judge", "run_judge",
 ]
-
-JudgeFactory = Callable[[str, Sequence[ResolvedCase]], Judge]
-
-
-@dataclass(frozen=True)
-class JudgeKind:
-    """One registered kind of judge: how its spec is read, how it is built, and what it needs."""
-
-    name: str
-    description: str
-    build: Callable[[JudgeSpec, Sequence[ResolvedCase]], Judge]
-    options: JudgeOptions | None = None  # its option table; None: it reads its argument itself
-    reads_cases: bool = False  # built from the cases (the curated judge's labels)
-    can_be_unsure: bool = False  # its judgments can be `uncertain`
-
-
-_REGISTRY: dict[str, JudgeKind] = {}
-
-
-def _kind(name: str, description: str, options: JudgeOptions | None = None, reads_cases: bool = False,
-          can_be_unsure: bool = False):
-    def decorate(build: Callable[[JudgeSpec, Sequence[ResolvedCase]], Judge]):
-        _REGISTRY[name] = JudgeKind(name, _with_options(description, options) if options else description, build,
-                                    options, reads_cases, can_be_unsure)
-        return build
-
-    return decorate
-
-
-def register_judge(name: str, description: str) -> Callable[[JudgeFactory], JudgeFactory]:
-    """Register a factory `(argument, cases) -> Judge` under `name` (used as `name` or `name:argument`)."""
-
-    def decorate(factory: JudgeFactory) -> JudgeFactory:
-        _REGISTRY[name] = JudgeKind(name, description, lambda spec, cases: factory(spec.argument, cases),
-                                    reads_cases=True, can_be_unsure=True)  # unknown: assume it may need both
-        return factory
-
-    return decorate
-
-
-def _with_options(description: str, table: JudgeOptions) -> str:
-    """A built-in judge's description with its options, from its option table."""
-    names = [o.name for o in table.options if o.in_spec]
-    envs = [o.env for o in table.options if o.env]
-    return description + (f"; options: {', '.join(names)}" if names else "") + (
-        f"; environment: {', '.join(envs)}" if envs else "")
-
-
-@_kind("curated", "human labels given in the cases' `labels`; an unlabelled pair is an error", reads_cases=True)
-def _curated(spec: JudgeSpec, cases: Sequence[ResolvedCase]) -> Judge:
-    return CuratedJudge.from_cases(cases)
-
-
-@_kind("hf", "a local transformers sequence-classification checkpoint: hf:PATH[::NAME=label,...]", HF)
-def _hf(spec: JudgeSpec, cases: Sequence[ResolvedCase]) -> Judge:
-    from .local import local_judge
-
-    return local_judge("hf", spec.options)
-
-
-@_kind("onnx", "a local ONNX classifier with tokenizer.json and config.json: onnx:PATH[::NAME=label,...]", ONNX)
-def _onnx(spec: JudgeSpec, cases: Sequence[ResolvedCase]) -> Judge:
-    from .local import local_judge
-
-    return local_judge("onnx", spec.options)
-
-
-@_kind("model", "the shipped offline judge (int8 MiniLM cross-encoder + qualifier guard): model[:OPTION=VALUE,...]",
-       MODEL, can_be_unsure=True)
-def _model(spec: JudgeSpec, cases: Sequence[ResolvedCase]) -> Judge:
-    from .model import ModelJudge
-
-    return ModelJudge(**spec.options.keywords())
-
-
-@_kind("embedding", "cosine similarity of packaged multilingual-e5-small embeddings: embedding[:THRESHOLD] or "
-                    "embedding[:OPTION=VALUE,...]", EMBEDDING)
-def _embedding(spec: JudgeSpec, cases: Sequence[ResolvedCase]) -> Judge:
-    from .embedding import EmbeddingJudge
-
-    return EmbeddingJudge(**spec.options.keywords())
-
-
-@_kind("openai", "an OpenAI-compatible chat endpoint: openai:MODEL[,OPTION=VALUE,...]; the API key comes from "
-                 "CITEAUDIT_OPENAI_API_KEY or OPENAI_API_KEY only (see docs/remote-judges.md)", OPENAI)
-def _openai(spec: JudgeSpec, cases: Sequence[ResolvedCase]) -> Judge:
-    from .remote import OpenAIJudge
-
-    return OpenAIJudge(spec.options.head, **spec.options.keywords())
-
-
-@_kind("cascade", "judge with the first, send only its uncertain pairs to the second: cascade:FIRST,SECOND "
-                  "(SECOND may be `human`: they wait for review in the desk)")
-def _cascade(spec: JudgeSpec, cases: Sequence[ResolvedCase]) -> Judge:
-    from .cascade import CascadeJudge
-
-    first, second = spec.parts
-    return CascadeJudge(build_judge(first, cases), build_judge(second, cases) if second is not None else None)
-
-
-def available_judges() -> dict[str, str]:
-    return {name: kind.description for name, kind in sorted(_REGISTRY.items())}
-
-
-def judge_kinds() -> dict[str, JudgeKind]:
-    """The registered kinds of judge, by name (for `citeaudit judges`)."""
-    return dict(sorted(_REGISTRY.items()))
-
-
-def parse_judge(spec: str | JudgeSpec) -> JudgeSpec:
-    """`NAME` or `NAME:ARGUMENT` parsed and checked (nothing is loaded); see judges/spec.py for the grammar.
-    An unknown judge, option or value is an error that names it and lists what is allowed."""
-    if isinstance(spec, JudgeSpec):
-        return spec
-    text = spec.strip()
-    name, colon, argument = text.partition(":")
-    kind = _REGISTRY.get(name)
-    if kind is None:
-        raise UnknownJudge(f"unknown judge '{spec}'; known judges: {', '.join(sorted(_REGISTRY))}")
-    if name == "cascade":
-        from .cascade import cascade_parts
-
-        parts = tuple(None if p is None else parse_judge(p) for p in cascade_parts(argument, _REGISTRY.__contains__))
-        if not parts[0].can_be_unsure:
-            raise JudgeSetupError(f"cascade:{argument}: the first judge ({parts[0]}) is never unsure, so no pair "
-                                  "would reach the second; start with a judge that can be (model)")
-        return JudgeSpec(name, argument, parts=parts, reads_cases=any(p is not None and p.reads_cases for p in parts),
-                         can_be_unsure=parts[1] is None or parts[1].can_be_unsure)
-    if kind.options is not None:
-        return JudgeSpec(name, argument, kind.options.parse(argument), reads_cases=kind.reads_cases,
-                         can_be_unsure=kind.can_be_unsure)
-    if name == "curated" and (colon or argument):
-        raise JudgeSetupError(f"the curated judge takes no options, got '{spec}': write --judge curated")
-    return JudgeSpec(name, argument, reads_cases=kind.reads_cases, can_be_unsure=kind.can_be_unsure)
-
-
-def build_judge(spec: str | JudgeSpec, cases: Sequence[ResolvedCase] = ()) -> Judge:
-    """The judge named by `spec`, built (models loaded). `cases` are read only by a judge that reads them."""
-    spec = parse_judge(spec)
-    return _REGISTRY[spec.kind].build(spec, cases)
-
-
-def make_judge(spec: str | JudgeSpec, cases: Sequence[ResolvedCase]) -> Judge:
-    """The judge named by `spec` (`NAME` or `NAME:ARGUMENT`, see judges/spec.py for the grammar)."""
-    return build_judge(spec, cases)

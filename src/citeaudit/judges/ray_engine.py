@@ -29,7 +29,7 @@ from .. import errors
 from ..errors import CiteauditError, EngineError, JudgeError
 from ..records import Judgment
 from ..resolve import ResolvedCase
-from . import parse_judge
+from .registry import parse_judge
 from .base import Judge, Request
 from .source import Judgments, run_judge
 from .spec import JudgeSpec

@@ -126,7 +126,7 @@ def run_judge(spec: str | JudgeSpec, cases: Sequence[ResolvedCase] = (), convent
     """The judge a run with these settings uses, built the same way on every path (and on every Ray
     worker): under ALCE's conventions a judge that reads passages sees each after its "Title:" line, as
     ALCE's entailment model does; the curated judge's labels are keyed by the passage text itself."""
-    from . import build_judge, parse_judge
+    from .registry import build_judge, parse_judge
 
     spec = parse_judge(spec)
     judge = build_judge(spec, cases)
@@ -144,7 +144,7 @@ def judgment_source(spec: str | JudgeSpec, cases: Sequence[ResolvedCase] | Calla
     desk, Ray): the judge named by `spec`, the run's conventions, the store of recorded judgments, and
     replay (judge from the store only). `cases` may be a function that reads them again: they are read
     only when the judge is built from them. A streamed run's curated labels come as a `LabelTable`."""
-    from . import parse_judge
+    from .registry import parse_judge
 
     spec = parse_judge(spec)
     if isinstance(store, (str, Path)):
