@@ -13,7 +13,7 @@ from citeaudit.cli_export import export_cmd
 from citeaudit.errors import DestinationError, ExportError
 from citeaudit.examples import load_example
 from citeaudit.exports import (COLUMN_NAMES, COLUMNS, claim_rows, claims_format, ragchecker_results, report_rows,
-                               write_claims)
+                               rows_frame, write_claims)
 from citeaudit.judges import Judgments, make_judge
 from citeaudit.metrics import Settings, score_cases
 from citeaudit.records import Evidence, Judgment, SourcePassage
@@ -176,6 +176,19 @@ def test_claims_frame(p7_run):
     assert str(frame["support_numerator"].dtype) == "Int64"
     eco = frame[frame["claim_id"] == "c4"].iloc[0]
     assert (eco["citation"], eco["label"], eco["passage_version"], eco["passage_end"]) == ("D3", "none", "2026-09", 219)
+
+
+def test_the_frame_methods_give_the_exported_rows(p7_run):
+    pytest.importorskip("pandas")
+    from citeaudit.exports import claims_frame
+
+    log = read_runlog(p7_run)
+    assert log.claims_frame().equals(claims_frame(log))
+    cases = load_example("p7_archive.json")
+    report = score_cases(cases, Judgments(make_judge("curated", cases)), Settings())
+    frame = report.to_pandas()
+    assert list(frame.columns) == list(COLUMN_NAMES)
+    assert frame.equals(rows_frame(report_rows(report))) and len(frame) == 7
 
 
 def test_unknown_suffix_is_refused_before_writing(p7_run, tmp_path):

@@ -487,7 +487,7 @@ class Report:
 
     def to_pandas(self):
         """One row per claim and citation (docs/exports.md) as a pandas DataFrame; needs citeaudit[formats]."""
-        from ..exports import report_frame
+        from .rows import report_frame
 
         return report_frame(self)
 
