@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import sys
 from collections.abc import Sequence
 
 import pytest
@@ -199,21 +200,16 @@ def test_unknown_suffix_is_refused_before_writing(p7_run, tmp_path):
 
 
 def test_a_missing_extra_names_it(monkeypatch, p7_run, tmp_path):
-    import builtins
-
-    real_import = builtins.__import__
-
-    def no_pyarrow(name, *args, **kwargs):
-        if name.startswith(("pyarrow", "pandas")):
-            raise ImportError(name)
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", no_pyarrow)
+    from citeaudit.errors import MissingExtra
     from citeaudit.exports import claims_frame
 
-    with pytest.raises(ExportError, match=r"pip install 'citeaudit\[formats\]'"):
+    for module in ("pyarrow", "pyarrow.parquet", "pandas"):
+        monkeypatch.setitem(sys.modules, module, None)  # importing it now raises ImportError
+    with pytest.raises(MissingExtra, match=r"^a Parquet export needs pyarrow.parquet, which is not installed: "
+                                           r"pip install 'citeaudit\[formats\]'$"):
         write_claims(read_runlog(p7_run), tmp_path / "claims.parquet")
-    with pytest.raises(ExportError, match=r"need pandas: pip install 'citeaudit\[formats\]'"):
+    with pytest.raises(MissingExtra, match=r"^a DataFrame needs pandas, which is not installed: "
+                                           r"pip install 'citeaudit\[formats\]'$"):
         claims_frame(read_runlog(p7_run))
     assert list(tmp_path.iterdir()) == []
 

@@ -6,7 +6,7 @@ columns of a claims export are `COLUMNS`, in that order, under names that do not
 describes each one and maps citeaudit's measures onto RAGChecker's.
 
 pandas and pyarrow are optional (`pip install 'citeaudit[formats]'`): they are imported only by the
-exports that need them.
+exports that need them (`extras.require`).
 
 The rows themselves are built in `citeaudit.metrics.rows` (re-exported here), below the run log and
 scoring, so that `RunLog` and `Report` can offer them as DataFrames without importing this module.
@@ -25,8 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from .errors import DestinationError, ExportError
+from .extras import require
 from .metrics import names as N
-from .metrics.rows import (COLUMN_NAMES, COLUMNS, FORMATS_EXTRA, Column, claim_rows, claims_frame, report_frame,
+from .metrics.rows import (COLUMN_NAMES, COLUMNS, Column, claim_rows, claims_frame, report_frame,
                            report_rows, rows_frame, stream_claim_rows)
 
 __all__ = [
@@ -111,12 +112,8 @@ def _write_jsonl(rows: Iterable[dict[str, Any]], fh: io.TextIOBase) -> int:
 
 
 def _pyarrow():
-    try:
-        import pyarrow
-        import pyarrow.parquet
-    except ImportError:
-        raise ExportError(f"Parquet exports need pyarrow: {FORMATS_EXTRA}") from None
-    return pyarrow
+    require("pyarrow.parquet", "formats", "a Parquet export")
+    return require("pyarrow", "formats", "a Parquet export")
 
 
 def parquet_schema():

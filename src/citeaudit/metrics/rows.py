@@ -11,10 +11,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ExportError
+from ..extras import require
 from . import names as N
-
-FORMATS_EXTRA = "pip install 'citeaudit[formats]'"
 
 
 @dataclass(frozen=True)
@@ -165,10 +163,7 @@ def report_frame(report: Any):
 
 
 def rows_frame(rows: Iterable[dict[str, Any]]):
-    try:
-        import pandas
-    except ImportError:
-        raise ExportError(f"DataFrames need pandas: {FORMATS_EXTRA}") from None
+    pandas = require("pandas", "formats", "a DataFrame")
     dtypes = {"str": "string", "int": "Int64", "float": "Float64"}
     frame = pandas.DataFrame.from_records(rows, columns=list(COLUMN_NAMES))
     return frame.astype({c.name: dtypes[c.type] for c in COLUMNS})

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..extras import install_line
 from .results import AnswerRecord, Ratios
 
-INSTALL_HINT = "pip install 'citeaudit[report]'"
+INSTALL_HINT = install_line("report")
 HISTOGRAM_MEASURES = ("support", "citation_precision")
 _FONT = "system-ui, sans-serif"
 
