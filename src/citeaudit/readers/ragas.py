@@ -24,6 +24,7 @@ from pathlib import Path as FsPath
 from typing import Any
 
 from ..errors import InputError, Problem
+from ..extras import require
 from .common import (
     Fields,
     JsonDocument,
@@ -48,7 +49,6 @@ _CONTEXTS = ("retrieved_contexts", "contexts")
 # Columns that hold lists: a CSV cell of one is the list written as text.
 _LIST_COLUMNS = {"retrieved_contexts", "contexts", "reference_contexts", "retrieved_context_ids",
                  "reference_context_ids", "multi_responses", "ground_truths"}
-ARROW_EXTRA = "pip install 'citeaudit[formats]'"
 
 Row = tuple[Fields, int]  # a row, checked field by field, and its index in the file
 
@@ -201,12 +201,7 @@ def _python_list(cell: str) -> list[Any] | None:
 
 
 def _pyarrow(path: str, what: str) -> Any:
-    try:
-        import pyarrow
-    except ImportError:
-        raise InputError([Problem(path, None, "", f"reading {what} needs pyarrow, which is not installed: "
-                                                  f"{ARROW_EXTRA}")]) from None
-    return pyarrow
+    return require("pyarrow", "formats", f"{path}: reading {what}")
 
 
 def _parquet(path: str) -> list[dict[str, Any]]:

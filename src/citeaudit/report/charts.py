@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..extras import install_line
+from ..metrics import names as N
 from .results import AnswerRecord, Ratios
 
-INSTALL_HINT = "pip install 'citeaudit[report]'"
-HISTOGRAM_MEASURES = ("support", "citation_precision")
+INSTALL_HINT = install_line("report")
+HISTOGRAM_MEASURES = (N.SUPPORT, N.CITATION_PRECISION)
 _FONT = "system-ui, sans-serif"
 
 

@@ -26,7 +26,7 @@ __all__ = ["WORST", "answer_json", "diagnosis_markdown", "print_text", "signatur
            "terminal_console", "text_report", "to_json", "to_markdown", "worst_answers"]
 
 TABLE_MEASURES = (N.CITATION_PRESENCE, N.SUPPORT, N.CITATION_RECALL, N.CITATION_PRECISION, N.COVERAGE)
-SUMMARY_MEASURES = (*TABLE_MEASURES, N.ABSTENTION, *N.MEAN_MEASURES, N.INVALID_CITATIONS, *N.PREDICTED_MEASURES)
+SUMMARY_MEASURES = N.ANSWER_LEVEL
 HEADERS = {
     N.CITATION_PRESENCE: "citation presence",
     N.SUPPORT: "support S",

