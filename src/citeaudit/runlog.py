@@ -35,7 +35,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
+from pydantic import PrivateAttr, ValidationError
 
 from ._version import __version__
 from .budget import OptionalSearchRecord
@@ -47,7 +47,7 @@ from .loading import read_json_file
 from .outputs import write_output
 from .metrics import Parsing, Report, Settings, Signature, score_cases
 from .records import Case, Judgment, directory_sha256, file_sha256
-from .report.results import AnswerRecord, CaseRecord, Finding, ResultSettings, Results, Summary, results_of
+from .report.results import AnswerRecord, CaseRecord, Finding, ResultSettings, Results, Summary, _Log, results_of
 from .resolve import Reading, ResolvedCase, resolve
 
 SCHEMA_VERSION = 4
@@ -71,10 +71,6 @@ def _from_v3(data: dict[str, Any]) -> dict[str, Any]:
 # schema version n -> its migration to n + 1
 MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_v1, 2: _from_v2, 3: _from_v3}
 SUPPORTED_SCHEMAS = (*MIGRATIONS, SCHEMA_VERSION)
-
-
-class _Log(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 class InputFile(_Log):
