@@ -25,6 +25,7 @@ from typing import IO, Any
 from ._version import __version__
 from .diagnose import diagnose
 from .errors import DestinationError
+from .iteration import chunks
 from .judges import Judgments, JudgmentStore, RecordedJudge, Request, make_judge
 from .judges.curated_stream import LabelTable, StreamedCuratedJudge
 from .loading import each_case, each_checked_case
@@ -136,17 +137,6 @@ def check_input(cases: Cases, folder: str, curated: bool,
             checked.labels.close()
         raise
     return checked
-
-
-def _chunks(cases: Iterable[ResolvedCase], size: int = CHUNK) -> Iterator[list[ResolvedCase]]:
-    chunk: list[ResolvedCase] = []
-    for rc in cases:
-        chunk.append(rc)
-        if len(chunk) == size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
 
 
 class _CaseJudgments:
@@ -281,7 +271,7 @@ def _score_cases(cases, settings, judge, judgments, report, writer, lines, input
     if writer:
         writer.start(_header(report, settings, inputs, reader))
     scored = answers = 0
-    for chunk in _chunks(cases()):
+    for chunk in chunks(cases(), CHUNK):
         judgments.forget()  # the memo holds one chunk's judgments: memory stays flat
         if batch:  # model and remote judges work in batches: judge the chunk's pairs up front
             judgments.fill(plan_requests(chunk, settings))
@@ -357,7 +347,7 @@ def prepare_stream(cases: Cases, settings: Settings, reading: Reading, judge_nam
         try:
             judge = _judge(judge_name, checked, cases)
             judgments = _judgments(judge, store, replay=False, conventions=reading.conventions)
-            for chunk in _chunks(cases()):
+            for chunk in chunks(cases(), CHUNK):
                 judgments.forget()
                 if fill_all:
                     judgments.fill(plan_requests(chunk, settings), progress=progress)
