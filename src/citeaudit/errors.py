@@ -27,7 +27,8 @@ Exit codes used by the command line:
     │   └── TransientFailure  a remote request failed in a way worth retrying (retried)
     ├── TrainingError         judge training or calibration cannot go on
     ├── DeskError             a desk request refused, with its HTTP status
-    ├── DeskSetupError        the desk cannot start: a bad or busy port, a remote host without --allow-remote
+    ├── DeskSetupError        the desk cannot start: its missing extra, a bad or busy port, a remote host
+    │                         without --allow-remote
     └── EngineError           a distributed engine that cannot start or run: a missing extra, a cluster
                               that cannot be reached, workers whose judge differs from the driver's
 """
@@ -163,8 +164,8 @@ class DeskError(CiteauditError):
 
 
 class DeskSetupError(CiteauditError):
-    """The desk cannot start: a bad or busy port, an unknown address, or a non-loopback host without
-    --allow-remote (the desk has no authentication)."""
+    """The desk cannot start: its optional extra is missing, a bad or busy port, an unknown address, or a
+    non-loopback host without --allow-remote (the desk has no authentication)."""
 
     exit_code = 2
 

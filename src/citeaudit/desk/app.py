@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field
 
-from ..errors import CiteauditError, DeskError, DeskSetupError, format_path
+from ..errors import DeskError, DeskSetupError, format_path
 from .session import DeskSession
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
@@ -85,7 +85,7 @@ def _require():
         import fastapi  # noqa: F401
         import uvicorn  # noqa: F401
     except ImportError:
-        raise CiteauditError("the desk needs FastAPI and uvicorn: pip install 'citeaudit[desk]'") from None
+        raise DeskSetupError("the desk needs FastAPI and uvicorn: pip install 'citeaudit[desk]'") from None
 
 
 # ------------------------------------------------------------------------------------------ guard
