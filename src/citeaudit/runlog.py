@@ -29,9 +29,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
+from json.decoder import scanstring
 from pathlib import Path
 from typing import Any, Literal
 
@@ -324,6 +326,29 @@ def is_stream(path: str | Path) -> bool:
     except ValueError:
         return False
     return isinstance(data, dict) and data.get("stream") == STREAM_HEADER
+
+
+_FIRST_KEY = re.compile(r'\s*\{\s*"')  # a JSON object's opening, up to its first key's quote
+
+
+def is_run_log(path: str | Path) -> bool:
+    """Is this file a run log: a stream, or a JSON object whose first key is `schema_version` (as every
+    run log is written; a case file never has that key, whatever its texts say)?"""
+    if is_stream(path):
+        return True
+    try:
+        with open(path, encoding="utf-8-sig") as fh:
+            head = fh.read(4096)
+    except (OSError, UnicodeDecodeError):
+        return False
+    opening = _FIRST_KEY.match(head)
+    if opening is None:
+        return False
+    try:
+        key, _ = scanstring(head, opening.end())
+    except ValueError:
+        return False
+    return key == "schema_version"
 
 
 class StreamWriter:
