@@ -3,7 +3,7 @@
     python benchmarks/cascade.py [--rows N] [--band 0.13]
 
 Judges N English dev rows (a fixed sample) with `cascade:model,openai:…`, the remote judge served by
-the local stub server (tests/openai_stub.py, no network) answering each pair with its gold label: a
+the local stand-in server (citeaudit.testing.OpenAIStub, no network) answering each pair with its gold label: a
 perfect second judge, so the gain printed is the most escalation can buy. Prints the share of pairs
 that escalate, the model's accuracy (full vs rest) on them, and the accuracy of the model alone and
 of the cascade; a real second judge of accuracy a gains (a - model's accuracy on them) per pair.
@@ -12,19 +12,13 @@ of the cascade; a real second judge of accuracy a gains (a - model's accuracy on
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
-
-from openai_stub import StubServer  # noqa: E402
-
-from citeaudit.judges.base import Request  # noqa: E402
-from citeaudit.judges.cascade import CascadeJudge  # noqa: E402
-from citeaudit.judges.model import make_model_judge  # noqa: E402
-from citeaudit.judges.remote import OpenAIJudge  # noqa: E402
-from citeaudit.training.data import dev_rows  # noqa: E402
+from citeaudit.judges.base import Request
+from citeaudit.judges.cascade import CascadeJudge
+from citeaudit.judges.model import make_model_judge
+from citeaudit.judges.remote import OpenAIJudge
+from citeaudit.testing import OpenAIStub
+from citeaudit.training.data import dev_rows
 
 
 def main() -> None:
@@ -42,7 +36,7 @@ def main() -> None:
     model = make_model_judge("threads=2" + (f",band={args.band}" if args.band is not None else ""))
     requests = [Request.of(r.claim, r.passages) for r in rows]
     alone = model.judge_batch(requests)
-    with StubServer(oracle) as stub:
+    with OpenAIStub(oracle) as stub:
         remote = OpenAIJudge("stub-oracle", base_url=stub.url, timeout=10, max_retries=0)
         cascade = CascadeJudge(model, remote)
         both = cascade.judge_batch(requests)

@@ -17,7 +17,7 @@ Splitters measured, side by side in one run:
 * `none`: every sentence is one claim (the floor);
 * `rule@1`: the rule splitter (parse/decompose.py);
 * `oracle`: the `openai:` splitter whose model answers with the annotators' own claims, served by a
-  local stand-in server (tests/openai_stub.py) and recorded in a temporary store. This is not a model:
+  local stand-in server (citeaudit.testing.OpenAIStub) and recorded in a temporary store. This is not a model:
   it measures what the split checks (numbers, units and condition words kept, nothing added) and the
   fallback do to human splits. Its recall is the best any model can reach through these checks; its
   rejections are the human splits the checks refuse (a name added by decontextualisation, a number
@@ -44,9 +44,7 @@ from pathlib import Path
 from citeaudit.judges import JudgmentStore
 from citeaudit.parse import NoDecomposer, RuleDecomposer
 from citeaudit.parse.lm_decompose import OpenAIDecomposer
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from openai_stub import StubServer  # noqa: E402  (the local stand-in server the tests use)
+from citeaudit.testing import OpenAIStub
 
 DEFAULT_DATA = (Path(__file__).resolve().parents[1].parent / "shared" / "data" / "factcheck_gpt"
                 / "factcheck-GPT-benchmark.jsonl")
@@ -119,7 +117,7 @@ class Tally:
 
 def run_oracle(data: list[tuple[str, list[str]]], store_path: Path) -> tuple[list[list[str]], OpenAIDecomposer, str]:
     """The openai splitter with the annotators' claims as the model's answers; returns each split."""
-    with StubServer(answer=lambda claim, passages: {}) as stub:
+    with OpenAIStub(answer=lambda claim, passages: {}) as stub:
         splitter = OpenAIDecomposer("annotators", base_url=stub.url, store=JudgmentStore(store_path), max_retries=0)
         made = []
         for statement, gold in data:

@@ -16,7 +16,7 @@ from citeaudit.metrics import Settings, score_cases
 from citeaudit.metrics import names as N
 from citeaudit.records import Judgment
 
-from openai_stub import StubServer
+from citeaudit.testing import OpenAIStub
 
 
 class Unsure:
@@ -108,7 +108,7 @@ def test_the_model_cascades_to_a_remote_judge(runner, tmp_path, monkeypatch, ban
     pytest.importorskip("onnxruntime")
     monkeypatch.setenv("CITEAUDIT_OPENAI_BASE_URL", "http://127.0.0.1:9")  # replaced below
     runner.invoke(main, ["examples", "--write", str(tmp_path / "cases")])
-    with StubServer() as stub:
+    with OpenAIStub() as stub:
         monkeypatch.setenv("CITEAUDIT_OPENAI_BASE_URL", stub.url)
         result = runner.invoke(main, ["score", str(tmp_path / "cases" / "returns_desk.json"), "--format", "json",
                                       "--judge", f"cascade:model:band={band},openai:stub-model"])

@@ -14,7 +14,7 @@ import pytest
 from citeaudit.cli import main
 from citeaudit.parse.lm_decompose import decomposition_key
 from citeaudit.runlog import read_runlog
-from openai_stub import StubServer
+from citeaudit.testing import OpenAIStub
 
 STATEMENT = "Downtime fell by 15% in the pilot, which ran for 30 days."
 SPLITS = {STATEMENT: ["Downtime fell by 15% in the pilot.", "The pilot ran for 30 days."]}
@@ -28,7 +28,7 @@ CASE = {
 STATEMENT_TAG = re.compile(r"<statement>\n(.*?)\n</statement>", re.S)
 
 
-class SplitServer(StubServer):
+class SplitServer(OpenAIStub):
     """The stand-in server, also answering the claim splitter: SPLITS, else the statement whole."""
 
     def __init__(self):

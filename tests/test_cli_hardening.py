@@ -4,6 +4,7 @@ broken run logs, control characters on the way to a terminal, and case-file wrap
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -269,3 +270,9 @@ def test_the_desk_refuses_to_start_unsafely_or_impossibly(runner, args, message)
     pytest.importorskip("fastapi")
     result = runner.invoke(main, ["desk", "--no-open", *args])
     assert result.exit_code == 2 and message in result.output and "desk on" not in result.output
+
+
+def test_a_desk_without_its_extra_is_a_setup_error_not_a_verify_decision(runner, monkeypatch):
+    monkeypatch.setitem(sys.modules, "uvicorn", None)  # import uvicorn fails as when it is not installed
+    result = runner.invoke(main, ["desk", "--no-open"])
+    assert result.exit_code == 2 and "pip install 'citeaudit[desk]'" in result.output

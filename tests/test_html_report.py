@@ -77,7 +77,7 @@ def test_summary_has_one_table_per_system_with_counts(p7_html):
     assert re.findall(r'<table class="summary" data-system="([^"]+)">', p7_html) == ["A", "B", "C"]
     a = re.search(r'data-system="A">(.*?)</table>', p7_html, re.S).group(1)
     support = re.search(r'<tr data-measure="support">(.*?)</tr>', a, re.S).group(1)
-    assert re.findall(r'<td class="num"[^>]*>([^<]*)</td>', support) == ["33.3 %", "1/3", "33.3–33.3 %"]
+    assert re.findall(r'<td class="num"[^>]*>([^<]*)</td>', support) == ["33.3 %", "1/3", "33.3 – 33.3 %"]
 
 
 def test_bootstrap_interval_brackets_the_figure_and_narrows_with_items():

@@ -11,7 +11,7 @@ from citeaudit.judges import JudgmentStore
 from citeaudit.parse import RuleDecomposer, claim_splitter_signature, parse_answer
 from citeaudit.parse.lm_decompose import (OpenAIDecomposer, check_split, decomposition_key, make_decomposer,
                                           parse_claims)
-from openai_stub import StubServer
+from citeaudit.testing import OpenAIStub
 
 STATEMENT = "The continuous limit is 80 °C unless Eco mode is on, and Eco mode saves 15 % energy."
 GOOD = ["The continuous limit is 80 °C unless Eco mode is on.", "Eco mode saves 15 % energy."]
@@ -26,7 +26,7 @@ def _no_real_endpoint(monkeypatch):
 
 @pytest.fixture
 def stub():
-    with StubServer(answer=lambda claim, passages: {}) as server:  # every answer is scripted
+    with OpenAIStub(answer=lambda claim, passages: {}) as server:  # every answer is scripted
         yield server
 
 
@@ -34,7 +34,7 @@ def claims(*texts: str) -> tuple[str, str]:
     return ("content", json.dumps({"claims": list(texts)}))
 
 
-def make(stub: StubServer, **options) -> OpenAIDecomposer:
+def make(stub: OpenAIStub, **options) -> OpenAIDecomposer:
     settings = dict(base_url=stub.url, timeout=2, max_retries=1, backoff_base=0.001, backoff_max=0.01)
     settings.update(options)
     return OpenAIDecomposer("stub-model", **settings)
@@ -149,7 +149,7 @@ def test_a_malformed_answer_is_retried(stub):
 
 def test_splits_are_recorded_and_replayed_offline(tmp_path):
     path = tmp_path / "store.sqlite"
-    with StubServer(answer=lambda c, p: {}) as stub:
+    with OpenAIStub(answer=lambda c, p: {}) as stub:
         stub.push(claims(*GOOD), claims("The continuous limit is 80 °C.", "Eco mode saves 15 % energy."))
         url = stub.url
         first = make(stub, store=JudgmentStore(path))
@@ -172,7 +172,7 @@ def test_splits_are_recorded_and_replayed_offline(tmp_path):
 
 def test_a_rejected_split_replays_as_a_fallback_and_a_failed_request_is_asked_again(tmp_path):
     path = tmp_path / "store.sqlite"
-    with StubServer(answer=lambda c, p: {}) as stub:
+    with OpenAIStub(answer=lambda c, p: {}) as stub:
         stub.push(claims("The limit is 80 °C.", "Eco mode saves 20 % energy."), "500", claims(*GOOD))
         splitter = make(stub, store=JudgmentStore(path), max_retries=0)
         rejected = "The limit is 80 °C and Eco mode saves 15 % energy."

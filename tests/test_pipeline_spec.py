@@ -98,9 +98,9 @@ def test_each_local_kind_is_built_again_from_the_logs_spec_with_the_same_signatu
 
 
 def test_the_remote_kind_is_built_again_from_the_logs_spec(runner, tmp_path, monkeypatch):
-    from openai_stub import StubServer
+    from citeaudit.testing import OpenAIStub
 
-    with StubServer() as stub:
+    with OpenAIStub() as stub:
         log = _scored(runner, tmp_path, f"openai:stub-model,base_url={stub.url},max_requests=100")
     assert log.judge_spec.options["max_requests"] == 100 and log.judge_spec.head == "stub-model"
     assert "api_key" not in json.dumps(log.judge_spec.model_dump())

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from citeaudit.cli import main
 
-from openai_stub import StubServer
+from citeaudit.testing import OpenAIStub
 
 
 STORE_COLUMNS = "key, judge, text, passages, judgment"  # every column but the time it was written
@@ -158,7 +158,7 @@ def test_a_remote_judge_keeps_its_budget_and_concurrency_and_resumes(cases, tmp_
     every judgment they bought, and the rerun sends only the rest."""
     files = [cases["returns_desk"]]
     store = tmp_path / "ray.db"
-    with StubServer(delay=0.02) as stub:
+    with OpenAIStub(delay=0.02) as stub:
         monkeypatch.setenv("CITEAUDIT_OPENAI_BASE_URL", stub.url)
         monkeypatch.setenv("CITEAUDIT_OPENAI_CONCURRENCY", "2")
         monkeypatch.setenv("CITEAUDIT_OPENAI_MAX_REQUESTS", "7")

@@ -20,7 +20,7 @@ from citeaudit.metrics import plan_requests, score_cases
 from citeaudit.records import Evidence, SourcePassage
 from citeaudit.report.render import to_json
 
-from openai_stub import StubServer
+from citeaudit.testing import OpenAIStub
 
 S1 = "Standard items can be returned up to 30 days after delivery."
 S2 = "Clearance items are final sale and cannot be returned."
@@ -36,7 +36,7 @@ P1, P2 = passage("S1", S1), passage("S2", S2)
 
 @pytest.fixture
 def stub():
-    with StubServer() as server:
+    with OpenAIStub() as server:
         yield server
 
 
@@ -47,7 +47,7 @@ def _no_real_endpoint(monkeypatch):
         monkeypatch.delenv(name, raising=False)
 
 
-def make(stub: StubServer, **options) -> OpenAIJudge:
+def make(stub: OpenAIStub, **options) -> OpenAIJudge:
     settings = dict(base_url=stub.url, timeout=2, max_retries=2, backoff_base=0.001, backoff_max=0.01)
     settings.update(options)
     return OpenAIJudge("stub-model", **settings)
@@ -225,7 +225,7 @@ def test_the_key_is_sent_as_a_bearer_token(stub, monkeypatch):
 
 
 def test_batch_keeps_order_and_respects_the_concurrency_limit():
-    with StubServer(delay=0.05) as stub:
+    with OpenAIStub(delay=0.05) as stub:
         judge = make(stub, concurrency=3)
         requests = [Request.of(t, [P1]) for t in [STANDARD, "unrelated one", "partly so", STANDARD + " Yes."] * 3]
         labels = [j.label for j in judge.judge_batch(requests)]

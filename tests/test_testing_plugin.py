@@ -12,7 +12,7 @@ from citeaudit.errors import MissingJudgment
 from citeaudit.judges import JudgmentStore
 from citeaudit.records import Evidence, Judgment
 from citeaudit.testing import assert_supported, check_support
-from openai_stub import StubServer
+from citeaudit.testing import OpenAIStub
 
 pytest_plugins = ["pytester"]
 
@@ -149,7 +149,7 @@ DIFF = re.compile(r"E\s+AssertionError: 1 of 2 claims not supported.*?\n"
 
 
 def test_the_plugin_records_judgments_then_replays_them_offline(pytester):
-    with StubServer() as stub:
+    with OpenAIStub() as stub:
         pytester.makepyfile(test_tiny=TINY_SUITE.format(sources=SOURCES, url=stub.url))
         first = pytester.runpytest("-p", "no:cacheprovider")
         first.assert_outcomes(passed=1, failed=1)
@@ -191,7 +191,7 @@ def test_a_suite_that_never_asks_for_a_judge_is_untouched(pytester):
 def test_the_example_in_the_docs_runs(pytester, monkeypatch):
     code = re.search(r"```python\n(.*?)```", DOCS.read_text(encoding="utf-8"), re.DOTALL).group(1)
     assert len(code.strip().splitlines()) <= 12
-    with StubServer() as stub:
+    with OpenAIStub() as stub:
         monkeypatch.setenv("CITEAUDIT_OPENAI_BASE_URL", stub.url)
         pytester.makepyfile(test_answers=code)
         result = pytester.runpytest("-p", "no:cacheprovider")
@@ -199,3 +199,11 @@ def test_the_example_in_the_docs_runs(pytester, monkeypatch):
         assert stub.count >= 1
     # The same endpoint (it is part of the judge's signature), now unreachable: replayed from the store.
     pytester.runpytest("-p", "no:cacheprovider", "--citeaudit-replay").assert_outcomes(passed=1)
+
+
+def test_the_stand_in_server_example_in_the_docs_runs():
+    blocks = re.findall(r"```python\n(.*?)```", DOCS.read_text(encoding="utf-8"), re.DOTALL)
+    code = next(b for b in blocks if "with OpenAIStub() as server" in b)
+    namespace: dict = {}
+    exec(compile(code, str(DOCS), "exec"), namespace)  # its own asserts check what it says
+    assert namespace["server"].count == 2

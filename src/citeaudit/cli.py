@@ -626,7 +626,9 @@ def desk_session(inputs, judge_name: str | None = None, store: str | None = None
 
         cases = [rc.case for name in EXAMPLE_FILES for rc in load_example(name)]
         return DeskSession(cases, judge_name or "curated", store, source="built-in examples")
-    if len(inputs) == 1 and _is_run_log(inputs[0]):
+    from .runlog import is_run_log
+
+    if len(inputs) == 1 and is_run_log(inputs[0]):
         from .runlog import replay_judgments, resolved_cases
 
         from .desk import JudgeStatus
@@ -647,15 +649,6 @@ def desk_session(inputs, judge_name: str | None = None, store: str | None = None
                            judge=fixed, recorded=replay.store, judge_status=JudgeStatus(live, rebuilt.note))
     cases = [rc.case for rc in _load(inputs)]
     return DeskSession(cases, judge_name or "curated", store, source=", ".join(inputs))
-
-
-def _is_run_log(path: str) -> bool:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            head = fh.read(4096)
-    except OSError:
-        return False
-    return '"schema_version"' in head
 
 
 @main.command()

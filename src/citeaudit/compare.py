@@ -17,6 +17,7 @@ from typing import Any
 from .agree import MIN_PAIRS, figures
 from .errors import ComparisonError, RunMismatch
 from .metrics import names as N
+from .metrics.ratio import format_interval, format_percent
 from .records import LABELS
 from .report.results import AnswerRecord, RatioRecord, Ratios
 from .runlog import RunLog
@@ -153,9 +154,8 @@ def run_names(path_a: str, log_a: RunLog, system_a: str | None, path_b: str, log
 def _fmt(r: RatioRecord) -> str:
     if r.value is None:
         return "n/a"
-    num = r.numerator
-    num = int(num) if float(num).is_integer() else round(num, 3)
-    return f"{num}/{int(r.denominator)} ({100 * r.value:.1f} %)"
+    ratio = r.ratio()
+    return f"{ratio.counts()} ({ratio.percent()})"
 
 
 def _reading(a: Ratios, b: Ratios, na: str, nb: str) -> list[str]:
@@ -294,9 +294,8 @@ def _agreement_lines(c: Comparison) -> list[str]:
     head = f"labels of the {g['shared_claims']} claims both runs make ({g['n']} judged in both{apart}):"
     if g["undefined"]:
         return ["", head, f"  n/a: {g['undefined']}"]
-    share = f"{g['agree']}/{g['n']} agree ({100 * g['agreement']:.1f} %"
-    low, high = g["agreement_ci"] or (None, None)
-    share += f", 95 % {100 * low:.1f} – {100 * high:.1f} %)" if low is not None else ")"
+    share = f"{g['agree']}/{g['n']} agree ({format_percent(g['agreement'])}"
+    share += f", 95 % {format_interval(*g['agreement_ci'])})" if g["agreement_ci"] else ")"
     kappa = "n/a" if g["kappa"] is None else f"{g['kappa']:.3f}" + (
         f" [{g['kappa_ci'][0]:.3f}, {g['kappa_ci'][1]:.3f}]" if g["kappa_ci"] else "")
     return ["", head, f"  {share} · Cohen's kappa {kappa}", *_confusion_lines(g["confusion"], c.name_a, c.name_b)]

@@ -177,8 +177,8 @@ class DeskError(CiteauditError):
 
 
 class DeskSetupError(CiteauditError):
-    """The desk cannot start: a bad or busy port, an unknown address, or a non-loopback host without
-    --allow-remote (the desk has no authentication)."""
+    """The desk cannot start: its optional extra is missing, a bad or busy port, an unknown address, or a
+    non-loopback host without --allow-remote (the desk has no authentication)."""
 
     exit_code = 2
 

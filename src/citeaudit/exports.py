@@ -26,6 +26,7 @@ from typing import Any
 
 from .errors import DestinationError, ExportError
 from .extras import require
+from .iteration import chunks
 from .metrics import names as N
 from .metrics.rows import (COLUMN_NAMES, COLUMNS, Column, claim_rows, claims_frame, report_frame,
                            report_rows, rows_frame, stream_claim_rows)
@@ -129,21 +130,12 @@ def _write_parquet(rows: Iterable[dict[str, Any]], path: Path) -> int:
     schema = parquet_schema()
     count = 0
     with _replacing(path) as temporary, pa.parquet.ParquetWriter(temporary, schema) as writer:
-        for batch in _batches(rows, _PARQUET_BATCH):
+        for batch in chunks(rows, _PARQUET_BATCH):
             writer.write_batch(pa.RecordBatch.from_pylist(batch, schema=schema))
             count += len(batch)
     return count
 
 
-def _batches(rows: Iterable[dict[str, Any]], size: int) -> Iterator[list[dict[str, Any]]]:
-    batch: list[dict[str, Any]] = []
-    for row in rows:
-        batch.append(row)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
 
 
 # --- RAGChecker -------------------------------------------------------------------------------------

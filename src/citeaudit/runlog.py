@@ -31,13 +31,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timezone
+from json.decoder import scanstring
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
+from pydantic import PrivateAttr, ValidationError
 
 from ._version import __version__
 from .budget import OptionalSearchRecord
@@ -49,7 +51,7 @@ from .loading import read_json_file
 from .outputs import write_output
 from .metrics import Parsing, Report, Settings, Signature, score_cases
 from .records import Case, Judgment, directory_sha256, file_sha256
-from .report.results import AnswerRecord, CaseRecord, Finding, ResultSettings, Results, Summary, results_of
+from .report.results import AnswerRecord, CaseRecord, Finding, ResultSettings, Results, Summary, _Log, results_of
 from .resolve import Reading, ResolvedCase, resolve
 
 SCHEMA_VERSION = 5
@@ -78,10 +80,6 @@ def _from_v4(data: dict[str, Any]) -> dict[str, Any]:
 MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_v1, 2: _from_v2, 3: _from_v3,
                                                                      4: _from_v4}
 SUPPORTED_SCHEMAS = (*MIGRATIONS, SCHEMA_VERSION)
-
-
-class _Log(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 class InputFile(_Log):
@@ -361,6 +359,29 @@ def is_stream(path: str | Path) -> bool:
     except ValueError:
         return False
     return isinstance(data, dict) and data.get("stream") == STREAM_HEADER
+
+
+_FIRST_KEY = re.compile(r'\s*\{\s*"')  # a JSON object's opening, up to its first key's quote
+
+
+def is_run_log(path: str | Path) -> bool:
+    """Is this file a run log: a stream, or a JSON object whose first key is `schema_version` (as every
+    run log is written; a case file never has that key, whatever its texts say)?"""
+    if is_stream(path):
+        return True
+    try:
+        with open(path, encoding="utf-8-sig") as fh:
+            head = fh.read(4096)
+    except (OSError, UnicodeDecodeError):
+        return False
+    opening = _FIRST_KEY.match(head)
+    if opening is None:
+        return False
+    try:
+        key, _ = scanstring(head, opening.end())
+    except ValueError:
+        return False
+    return key == "schema_version"
 
 
 class StreamWriter:

@@ -141,23 +141,6 @@ def risk_coverage(gold: Sequence[bool], pred: Sequence[bool], p_support: Sequenc
     return out
 
 
-def band_for_accuracy(gold: Sequence[bool], pred: Sequence[bool], p_support: Sequence[float],
-                      target: float, step: float = 0.01) -> dict[str, float] | None:
-    """The narrowest uncertain band (|p - 0.5| < band) whose confident part reaches `target` accuracy
-    (full vs rest): band, the share of rows left confident, their accuracy. None if no band does."""
-    g = np.asarray(gold, dtype=bool)
-    pr = np.asarray(pred, dtype=bool)
-    confidence = np.abs(np.asarray(p_support, dtype=float) - 0.5)
-    for band in np.arange(0.0, 0.5 + 1e-9, step):
-        confident = confidence >= band
-        if not confident.any():
-            return None
-        accuracy = float((g[confident] == pr[confident]).mean())
-        if accuracy >= target:
-            return {"band": round(float(band), 4), "coverage": float(confident.mean()), "accuracy": accuracy}
-    return None
-
-
 def score_from(scores: dict[str, float] | None) -> float | None:
     """The score a judgment ranks by: p(support), else p(full), else the similarity; None without one."""
     scores = scores or {}

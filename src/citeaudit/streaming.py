@@ -24,6 +24,7 @@ from typing import IO, Any
 from ._version import __version__
 from .diagnose import diagnose
 from .errors import DestinationError
+from .iteration import chunks
 from .judges import JudgeSpec, Judgments, Request, judgment_source, parse_judge
 from .judges.curated_stream import LabelTable, StreamedCuratedJudge
 from .loading import each_case, each_checked_case
@@ -136,17 +137,6 @@ def check_input(cases: Cases, folder: str, curated: bool,
     return checked
 
 
-def _chunks(cases: Iterable[ResolvedCase], size: int = CHUNK) -> Iterator[list[ResolvedCase]]:
-    chunk: list[ResolvedCase] = []
-    for rc in cases:
-        chunk.append(rc)
-        if len(chunk) == size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
-
-
 class _CaseJudgments:
     """The judgment source one case is scored with: serves from the run's source and remembers, in the
     order first asked, every pair this case asked for (the case's judgments in the log)."""
@@ -230,7 +220,7 @@ def _score_cases(cases, settings, judgments, report, writer, lines, inputs, read
     if writer:
         writer.start(run_header(report, judgments.spec, inputs, reader))
     scored = answers = 0
-    for chunk in _chunks(cases()):
+    for chunk in chunks(cases(), CHUNK):
         judgments.forget()  # the memo holds one chunk's judgments: memory stays flat
         if judgments.batched:  # model and remote judges work in batches: judge the chunk's pairs up front
             judgments.fill(plan_requests(chunk, settings))
@@ -308,7 +298,7 @@ def prepare_stream(cases: Cases, settings: Settings, reading: Reading, judge: st
             judgments = judgment_source(spec, cases, store=store, conventions=reading.conventions,
                                         labels=checked.labels)
             judge = judgments.judge
-            for chunk in _chunks(cases()):
+            for chunk in chunks(cases(), CHUNK):
                 judgments.forget()
                 if fill_all:
                     judgments.fill(plan_requests(chunk, settings), progress=progress)

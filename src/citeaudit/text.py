@@ -64,9 +64,14 @@ def has_han(text: str) -> bool:
 
 # --- content words ------------------------------------------------------------------------------
 
-_STOP = frozenset("""a an the of in on at to for by with and or but is are was were be been being that this these
-those it its as from has have had which who whom what when where how than then there their they he she his
-her we our you your i not no""".split())
+# The one list of English words that carry no content; a module that needs more keeps a named extension.
+STOP_WORDS = frozenset("""a an the of in on at to for by with and or but is are was were be been being that this
+these those it its as from has have had which who whom what when where how than then there their they he she
+his her we our you your i not no""".split())
+# Capitalised at a sentence's start, these are still no names: stop words, determiners, quantifiers and
+# the prepositions and conjunctions a sentence opens with.
+NOT_NAMES = STOP_WORDS | frozenset("""them one some any all each every many most none several both either neither
+such if while after before during since""".split())
 _WORD = re.compile(r"[a-z0-9]+")
 
 
@@ -77,7 +82,7 @@ def content_words(text: str) -> set[str]:
     changes its decisions.
     """
     lowered = text.lower()
-    words = {w[:6] for w in _WORD.findall(lowered) if w not in _STOP}
+    words = {w[:6] for w in _WORD.findall(lowered) if w not in STOP_WORDS}
     for run in _HAN_RUN.findall(lowered):
         words.update(run[i:i + 2] for i in range(max(1, len(run) - 1)))
     return words

@@ -34,6 +34,7 @@ from .metrics.scoring import INVALID_CITATION_JUDGE, NO_CITATION_JUDGE, AnswerRe
 from .records import Answer, Case, Document, Judgment, Passage, SourcePassage
 from .report.advice import guard_notes
 from .resolve import ResolvedCase, resolve
+from .text import NOT_NAMES
 
 Decision = Literal["deliver", "revise", "abstain"]
 # The command line's exit code for each decision (2 and 3 keep their meanings: bad input, judge failure).
@@ -42,9 +43,6 @@ DEFAULT_JUDGE = "model"  # the shipped offline judge: needs no labels and no net
 VERIFY_SETTINGS = Settings(metrics=(N.SUPPORT, N.COVERAGE))  # claims only: what the decision rests on
 QUOTE_LIMIT = 300  # characters of evidence quoted in a gap
 
-# first words that are never names: lowered when a claim is quoted inside a sentence
-_FUNCTION_WORDS = frozenset("""a an the it its this that these those there they their he she his her we our
-you your some any all each every many most no none one several both either neither such""".split())
 
 
 class Policy(BaseModel):
@@ -362,7 +360,7 @@ def _quoted_claim(rc: ResolvedCase, text: str) -> str:
         # written in lower case somewhere in the sources or the answer: a common word, not a name
         seen = " ".join([*(p.text for p in rc.passages.values()),
                          *(st.text for a in rc.case.answers for st in a.statements)])
-        if word in _FUNCTION_WORDS or re.search(rf"(?<![\w-]){word}\b", seen):
+        if word in NOT_NAMES or re.search(rf"(?<![\w-]){word}\b", seen):
             body = word + body[m.end():]
     return body
 

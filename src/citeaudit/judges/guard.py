@@ -51,7 +51,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from ..errors import JudgeError
-from ..text import has_han, rule_sentence_spans
+from ..text import STOP_WORDS, has_han, rule_sentence_spans
 
 # --- number words ----------------------------------------------------------------------------------
 
@@ -115,15 +115,17 @@ _NEGATION_EN = re.compile(
     r"fail(?:s|ed|ing)?|unable|absent|denied|denies|refused?|neglected)\b|n't\b", re.I)
 _NEGATION_ZH = re.compile(r"不|没有|没|未|无|非|否|别|勿")
 
-_STOP = set("""a an the of in on at to for by from with and or as is are was were be been being this that these
-those it its their his her our your my we they he she you i than then over under about around approximately
-nearly almost some more less up down per each every into out new also which who whom whose what when where
-while after before during since until within across between among through via has have had will would can could
-may might should must do does did so such only just very most least many much few several all any both other
-increase increases increased increasing decrease decreases decreased reduce reduces reduced reducing reduction
-rise rises rose risen fall falls fell fallen grow grows grew grown growth drop drops dropped cut cuts lower
-lowered higher raise raised gain gained lost lose loses improve improves improved boost boosted total
-percent per cent pct year years annual annually day days month months week weeks""".split())
+# The stop words and, for the guard's rules, the words a number is never "about": quantifiers, modals,
+# trend verbs and units. "but", "how", "no", "not" and "there" stay content words here, as the rules were
+# measured with them.
+_STOP = (STOP_WORDS - {"but", "how", "no", "not", "there"}) | set("""my over under about around approximately
+nearly almost some more less up down per each every into out new
+also whose while after before during since until within across between among through via will would can
+could may might should must do does did so such only just very most least many much few several all any both
+other increase increases increased increasing decrease decreases decreased reduce reduces reduced reducing
+reduction rise rises rose risen fall falls fell fallen grow grows grew grown growth drop drops dropped cut
+cuts lower lowered higher raise raised gain gained lost lose loses improve improves improved boost boosted
+total percent per cent pct year years annual annually day days month months week weeks""".split())
 _WORD = re.compile(r"[^\W\d_]+", re.U)
 
 

@@ -43,8 +43,7 @@ class Ratio:
         return f"{_num(self.numerator)}/{_num(self.denominator)}"
 
     def percent(self) -> str:
-        v = self.value
-        return "n/a" if v is None else f"{100 * v:.1f} %"
+        return format_percent(self.value)
 
     def __str__(self) -> str:
         if self.denominator == 0:
@@ -65,6 +64,16 @@ class Ratio:
 
 def _num(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else f"{x:.3g}"
+
+
+def format_percent(value: float | None) -> str:
+    """A share as every report prints it: "33.3 %", or "n/a" when undefined."""
+    return "n/a" if value is None else f"{100 * value:.1f} %"
+
+
+def format_interval(low: float, high: float) -> str:
+    """A 95 % interval of a share as every report prints it: "30.0 – 36.7 %"."""
+    return f"{100 * low:.1f} – {100 * high:.1f} %"
 
 
 def mean_of(values: list[float | None], reason: str) -> Ratio:

@@ -42,6 +42,7 @@ from ..errors import JudgeError, JudgeSetupError, MalformedAnswer, MissingDecomp
 from ..judges.base import Request
 from ..judges.remote import OpenAIJudge, Prompt, _snippet
 from ..judges.store import DECOMPOSITION_TABLE, JudgmentStore
+from ..text import NOT_NAMES
 from .decompose import Decomposer, NoDecomposer, RuleDecomposer
 
 PROMPT_VERSION = "1"
@@ -89,9 +90,6 @@ _CONDITION_WORDS = frozenset("""if unless only when whenever except excluding wi
     nor before after within until till provided least most up less more fewer than approximately about
     around nearly almost roughly may might could can must should would all some none each every per""".split())
 _ZH_CONDITIONS = ("如果", "除非", "仅", "只", "不", "没有", "未", "以内", "之前", "之后", "至少", "至多", "约", "可能")
-_FUNCTION_WORDS = frozenset("""a an the it its this that these those there they their them he she his her we
-    our you your i one some any all each every many most no none both either neither such in on at by for
-    with from to of as if when while after before during since""".split())
 _LATIN_WORD = re.compile(r"[A-Za-z][\w'’\-]*")
 
 
@@ -126,11 +124,11 @@ def _conditions(text: str, lang: str) -> set[str]:
 
 
 def _names(text: str) -> set[str]:
-    """Capitalised words, lower-cased, except a sentence's first word when it is a function word."""
+    """Capitalised words, lower-cased, except words that are never names ("The", "Some", "If")."""
     out = set()
     for m in _LATIN_WORD.finditer(text):
         w = m.group()
-        if w[0].isupper() and w.lower() not in _FUNCTION_WORDS:
+        if w[0].isupper() and w.lower() not in NOT_NAMES:
             out.add(re.sub(r"['’]s?$", "", w.lower()))  # "Obama's" names Obama
     return out
 

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from ..metrics import names as N
-from ..metrics.ratio import Ratio
+from ..metrics.ratio import Ratio, format_interval
 from ..metrics.scoring import UNCERTAIN, UNJUDGED
 from ..metrics.signature import Signature
 from ..records import LABELS
@@ -123,7 +123,7 @@ def summary_tables(results: Results) -> list[SummaryTable]:
 
 
 def _interval(interval: tuple[float, float] | None) -> str:
-    return "—" if interval is None else f"{100 * interval[0]:.1f} – {100 * interval[1]:.1f} %"
+    return "—" if interval is None else format_interval(*interval)
 
 
 def _measure(name: str) -> str:

@@ -14,6 +14,8 @@ from ..records import Judgment
 
 
 class _Log(BaseModel):
+    """The base of every record a run log holds (these and runlog's): an unknown field is refused."""
+
     model_config = ConfigDict(extra="forbid")
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..metrics.names import DESCRIPTIONS, parse_at_k
+from ..metrics.ratio import format_interval, format_percent
 from ..stats import ratio_intervals
 from .results import AnswerRecord, Ratios
 
@@ -23,25 +24,14 @@ class FigureRow:
     signature: str
 
 
-def _num(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else f"{x:.3g}"
-
-
-def _percent(v: float | None) -> str:
-    return "n/a" if v is None else f"{100 * v:.1f} %"
-
-
 def figure_rows(ratios: Ratios, parts: list[Ratios], unit: str) -> list[FigureRow]:
     """One row per figure; `parts` are the per-answer (or per-case) ratios the figure sums."""
     intervals = _intervals(ratios, parts, unit)
     rows = []
     for measure, r in ratios.items():
         interval, note = intervals[measure]
-        if r.value is None:
-            value = "n/a" + (f" ({r.reason})" if r.reason else "")
-        else:
-            value = _percent(r.value) + (f" ({r.reason})" if r.reason else "")
-        counts = f"mean of {_num(r.denominator)}" if r.kind == "mean" else f"{_num(r.numerator)}/{_num(r.denominator)}"
+        value = format_percent(r.value) + (f" ({r.reason})" if r.reason else "")
+        counts = r.ratio().counts()
         at_k = parse_at_k(measure)
         description = DESCRIPTIONS.get(f"{at_k[0]}@k" if at_k else measure, "")
         rows.append(FigureRow(measure, value, counts, interval, note, description, r.signature))
@@ -68,7 +58,7 @@ def _intervals(ratios: Ratios, parts: list[Ratios], unit: str) -> dict[str, tupl
         # the same resamples as the text and Markdown reports: one figure, one interval, in every format
         for measure, found in zip(resampled, ratio_intervals(num, den)):
             out[measure] = ("—", "no interval") if found is None else (
-                f"{100 * found[0]:.1f}–{100 * found[1]:.1f} %", f"95 % bootstrap over {len(parts)} {unit}s")
+                format_interval(*found), f"95 % bootstrap over {len(parts)} {unit}s")
     return out
 
 

@@ -5,9 +5,11 @@
 
 The pytest plugin (`citeaudit.testing.plugin`, loaded automatically once citeaudit is installed) gives
 tests a `citeaudit_judge` fixture that records judgments in a store next to the tests and replays them
-on the next run, so a suite runs deterministic and offline in CI. See docs/testing.md.
+on the next run, so a suite runs deterministic and offline in CI. `OpenAIStub` is a local stand-in for
+an OpenAI-compatible server, to test a pipeline's `openai:` judge offline. See docs/testing.md.
 """
 
 from .assertions import ClaimCheck, SupportCheck, assert_supported, check_support
+from .openai_stub import OpenAIStub, rule_answer
 
-__all__ = ["ClaimCheck", "SupportCheck", "assert_supported", "check_support"]
+__all__ = ["ClaimCheck", "OpenAIStub", "SupportCheck", "assert_supported", "check_support", "rule_answer"]

@@ -1,8 +1,10 @@
-"""A local stand-in for an OpenAI-compatible chat-completions server, for the remote judge's tests.
+"""A local stand-in for an OpenAI-compatible chat-completions server: test a pipeline that uses the
+`openai:` judge or claim splitter offline, with scripted answers and failures (docs/testing.md).
 
 Binds 127.0.0.1 on a free port, serves from a thread, counts what it receives and tracks the most
 requests in flight at once. Each request takes the next scripted behaviour (`push`), else answers
-well. Everything is bounded in time: a "timeout" sleeps at most `hang` seconds and `close()` wakes it.
+with `answer(claim, passages)` (default: `rule_answer`). Everything is bounded in time: a "timeout"
+sleeps at most `hang` seconds and `close()` wakes it.
 """
 
 from __future__ import annotations
@@ -49,7 +51,9 @@ def rule_answer(claim: str, passages: dict[str, str]) -> dict[str, Any]:
     return {"label": label, "evidence": evidence, "explanation": f"stub rule gave {label}."}
 
 
-class StubServer:
+class OpenAIStub:
+    """The stand-in server; `url` is its base URL (`.../v1`), for `base_url=` or CITEAUDIT_OPENAI_BASE_URL."""
+
     def __init__(self, answer: Callable[[str, dict[str, str]], dict[str, Any]] = rule_answer, *,
                  delay: float = 0.0, hang: float = 2.0, tokens: int = 500):
         self.answer = answer
@@ -86,7 +90,7 @@ class StubServer:
         ("answer", dict) or ("content", str)."""
         self.script.extend(behaviours)
 
-    def start(self) -> StubServer:
+    def start(self) -> OpenAIStub:
         self._thread.start()
         return self
 
@@ -96,7 +100,7 @@ class StubServer:
         self._server.server_close()
         self._thread.join(timeout=5)
 
-    def __enter__(self) -> StubServer:
+    def __enter__(self) -> OpenAIStub:
         return self.start()
 
     def __exit__(self, *exc) -> None:
