@@ -174,16 +174,22 @@ def profile_streamed(path: str, top: int = 25) -> None:
 
     from citeaudit.metrics import Settings
     from citeaudit.resolve import Reading
-    from citeaudit.streaming import read_cases, score_stream
+    from citeaudit.pipeline import Run, read_cases
+    from citeaudit.run_outputs import JsonLines
 
     reading = Reading()
     profiler = cProfile.Profile()
+
+    def score_jsonl(sink) -> None:
+        with Run.judged(read_cases([path], reading), Settings(), reading) as run:
+            run.write([JsonLines(sink)])
+
     with open(os.devnull, "w", encoding="utf-8") as sink:
-        profiler.runcall(score_stream, read_cases([path], reading), Settings(), reading, lines=sink)
+        profiler.runcall(score_jsonl, sink)
     stream = io.StringIO()
     pstats.Stats(profiler, stream=stream).strip_dirs().sort_stats("tottime").print_stats(top)
     lines = [line for line in stream.getvalue().splitlines() if line.strip()]
-    print(f"--- streamed score (score_stream, --format jsonl): time (cProfile, top {top} by own time)")
+    print(f"--- streamed score (the pipeline, --format jsonl): time (cProfile, top {top} by own time)")
     print("\n".join(lines[lines.index(next(x for x in lines if x.lstrip().startswith("ncalls"))):]))
 
 

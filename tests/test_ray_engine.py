@@ -185,8 +185,10 @@ def test_a_judge_failure_stops_with_the_local_engines_message_and_keeps_what_was
     # What the stopped run did record is what a local run records for those pairs (the local engine
     # without --all reaches only the pairs scoring needs, all of them labelled).
     assert prepare(files, "curated", tmp_path / "needed.db").exit_code == 0
+    # (how many blocks were recorded before the failing one depends on the order Ray hands results back,
+    # which a loaded machine changes: none may be; what is recorded must be right)
     kept = set(rows(tmp_path / "ray.db"))
-    assert kept and kept <= set(rows(tmp_path / "needed.db"))
+    assert kept <= set(rows(tmp_path / "needed.db"))
 
 
 # --- what a user can get wrong ---------------------------------------------------------------------

@@ -202,45 +202,40 @@ DETAILS = click.option("--details", is_flag=True,
 def score(cases, judge_name, store, replay, ks, alce_zero_precision, fmt, out, metrics, missing_labels, details,
           source_format, conventions, invalid_citations, labels_path, reader_options, claims):
     """Score the answers in CASES (JSON or JSONL case files, or another tool's files with --from)."""
-    from .metrics import Parsing, Settings, score_cases
+    import sys
 
-    from .judges import judgment_source, parse_judge
+    from .judges import parse_judge
+    from .metrics import Settings
+    from .pipeline import Run
+    from .run_outputs import DocumentLog, JsonLines, ResultsJson, StreamLog, SummaryLines, TerminalReport
 
     spec = parse_judge(judge_name)  # a bad spec stops here, before anything is read or judged
     if replay and not store:
         raise click.UsageError("--replay needs --store")
+    streamed_log = (out or "").endswith(".jsonl")
+    if streamed_log and fmt in ("json", "markdown"):
+        raise click.UsageError(f"a streamed run log (--out {out}) goes with --format text (the summary) or jsonl; "
+                               f"`citeaudit report {out}` renders it whole")
     _check_destinations(("--out", out), ("--store", store))
     reading = _reading(conventions, invalid_citations, source_format, claims, store, replay)
     settings = Settings(ks=ks, no_citation_precision="zero" if alce_zero_precision else "n/a",
                         conventions=reading.conventions, invalid_citations=reading.invalid_citations,
                         metrics=metrics, missing_labels=missing_labels)
-    if fmt == "jsonl" or (out or "").endswith(".jsonl"):  # streamed: cases read and results written one at a time
-        _score_streamed(cases, settings, reading, spec, store, replay, fmt, out, source_format,
-                        labels_path, reader_options)
-        return _note_fallbacks(reading)
-    loaded = _load(cases, reading, source_format, labels_path, reader_options)
-    judgments = judgment_source(spec, loaded, store=store, replay=replay, conventions=reading.conventions)
-    if judgments.batched:
-        # Model and remote judges work in batches: judge every pair scoring may need up front.
-        from .metrics import plan_requests
-
-        requests = plan_requests(loaded, settings)
-        with _progress(len(requests), "judging pairs") as advance:
-            judgments.fill(requests, progress=advance)
-    with _progress(sum(len(c.case.answers) for c in loaded), "scoring answers") as advance:
-        report = score_cases(loaded, judgments, settings, progress=advance,
-                             parsing=Parsing.of(loaded, settings, reading))
-    if out:
-        from .runlog import build_runlog, write_runlog
-
-        log = build_runlog(report, judgments, inputs=list(cases), reader=source_format)
-        try:  # the figures are printed even when the log has to be kept elsewhere
-            write_runlog(out, log)
-            click.echo(f"run log written to {out}", err=True)
-        finally:
-            _emit(log.results, log.signature, fmt, details=details)
+    source = _case_source(cases, reading, source_format, labels_path, reader_options)
+    outputs = [StreamLog(out) if streamed_log else DocumentLog(out)] if out else []
+    if fmt == "jsonl":
+        outputs.append(JsonLines(sys.stdout))
+    elif fmt == "json":
+        outputs.append(ResultsJson(sys.stdout))
+    elif streamed_log:
+        outputs.append(SummaryLines())
     else:
-        _emit_report(report, fmt, details)
+        outputs.append(TerminalReport(fmt, details))
+    with Run.judged(source, settings, reading, spec, store, replay, inputs=list(cases), reader=source_format) as run:
+        with _progress(run.checked.answers, "scoring answers") as advance:
+            run.write(outputs, advance)
+    if out:
+        click.echo(f"run log written to {out}", err=True)
     _note_fallbacks(reading)
 
 
@@ -257,41 +252,15 @@ def _is_streamable(cases, source_format, labels_path) -> bool:
     return streamable(cases, source_format) and not labels_path
 
 
-def _stream_source(cases, reading, source_format, labels_path, reader_options):
-    """Cases for a streamed command: citeaudit's JSON lines read one case at a time, anything else loaded."""
-    from .streaming import read_cases
+def _case_source(cases, reading, source_format, labels_path, reader_options):
+    """The cases of a run, read from the start each time they are asked for: citeaudit's JSON lines one
+    case at a time, anything else loaded once."""
+    from .pipeline import read_cases
 
     if _is_streamable(cases, source_format, labels_path):
         return read_cases(cases, reading)
     loaded = _load(cases, reading, source_format, labels_path, reader_options)
     return lambda: loaded
-
-
-def _score_streamed(cases, settings, reading, spec, store, replay, fmt, out, source_format, labels_path,
-                    reader_options) -> None:
-    import sys
-
-    from .streaming import score_stream
-
-    if fmt in ("json", "markdown"):
-        raise click.UsageError(f"a streamed run log (--out {out}) goes with --format text (the summary) or jsonl; "
-                               f"`citeaudit report {out}` renders it whole")
-    source = _stream_source(cases, reading, source_format, labels_path, reader_options)
-    with ExitStack() as stack:
-        bar = []
-
-        def checked(found):  # the first pass counted the answers: a progress bar with a total
-            bar.append(stack.enter_context(_progress(found.answers, "scoring answers")))
-
-        run = score_stream(source, settings, reading, spec, store, replay, out,
-                           sys.stdout if fmt == "jsonl" else None, inputs=list(cases), reader=source_format,
-                           progress=lambda n: bar[0](n), on_checked=checked)
-    if out:
-        click.echo(f"run log written to {out}", err=True)
-    if fmt == "text":
-        echo_text(f"{run.cases} case(s), {run.answers} answer(s); judge {run.signature.judge}")
-        for name, ratio in run.summary.items():
-            echo_text(f"  {name:<24} {ratio}")
 
 
 def _check_destinations(*destinations: tuple[str, str | None]) -> None:
@@ -320,12 +289,6 @@ def _progress(total: int, what: str):
     with Progress(*columns, console=console, disable=not console.is_terminal, transient=True) as bar:
         task = bar.add_task(what, total=total)
         yield lambda n: bar.advance(task, n)
-
-
-def _emit_report(report, fmt: str, details: bool = False) -> None:
-    from .report.results import results_of
-
-    _emit(results_of(report), report.run_signature, fmt, details=details)
 
 
 def _emit(results, signature, fmt: str, diagnosis=None, details: bool = False) -> None:
@@ -374,46 +337,31 @@ def prepare(cases, judge_name, store, list_path, fill_all, source_format, conven
     for what is missing. Then `citeaudit score CASES --judge NAME --store DB --replay` scores offline.
     With --claims openai:MODEL, the claim splits are recorded in --store too.
     """
-    from .metrics import Settings, plan_requests, score_cases
-    from .outputs import write_output
-
-    from .judges import judgment_source, parse_judge
+    from .judges import parse_judge
+    from .metrics import Settings
+    from .pipeline import prepare as run_prepare
 
     spec = parse_judge(judge_name)
+    if engine != "ray" and (address or workers):
+        raise click.UsageError("--address and --workers need --engine ray")
     _check_destinations(("--store", store), ("--list", list_path))
     reading = _reading(conventions, invalid_citations, source_format, claims, store)
-    if engine == "local" and not (address or workers) and _is_streamable(cases, source_format, labels_path):
-        from .streaming import prepare_stream
-
-        settings = Settings(conventions=reading.conventions, invalid_citations=reading.invalid_citations,
-                            metrics=metrics)
-        with _progress(0, "judging pairs") as advance:
-            done = prepare_stream(_stream_source(cases, reading, source_format, labels_path, reader_options),
-                                  settings, reading, spec, store, list_path, fill_all, advance)
-        click.echo(f"{done.listed} pairs listed; judge asked {done.asked}; store {store} holds {done.stored} "
-                   "judgments", err=True)
-        return _note_fallbacks(reading)
-    loaded = _load(cases, reading, source_format, labels_path, reader_options)
     settings = Settings(conventions=reading.conventions, invalid_citations=reading.invalid_citations, metrics=metrics)
-    judgments = judgment_source(spec, loaded, store=store, conventions=reading.conventions)
-    requests = plan_requests(loaded, settings)
-    if list_path:
-        write_output(list_path, "".join(json.dumps({"text": r.text, "passages": [p.identity() for p in r.passages]},
-                                                   ensure_ascii=False) + "\n" for r in requests), "--list")
-    if engine == "ray":
-        from .judges.ray_engine import fill_with_ray
+    source = _case_source(cases, reading, source_format, labels_path, reader_options)
+    with ExitStack() as stack:
+        fill = None
+        if engine == "ray":
+            from .judges.ray_engine import fill_with_ray
 
-        with _progress(len(requests), "judging pairs on Ray") as advance:
-            fill_with_ray(judgments, requests, spec, loaded, reading.conventions, address, workers, block_size,
-                          advance)
-    elif address or workers:
-        raise click.UsageError("--address and --workers need --engine ray")
-    elif fill_all:
-        with _progress(len(requests), "judging pairs") as advance:
-            judgments.fill(requests, progress=advance)
-    score_cases(loaded, judgments, settings)  # reaches exactly the pairs the metrics need
-    click.echo(f"{len(requests)} pairs listed; judge asked {judgments.asked}; "
-               f"store {store} holds {len(judgments.store)} judgments", err=True)
+            def fill(run, requests):  # every listed pair judged on Ray, recorded in the store
+                advance = stack.enter_context(_progress(len(requests), "judging pairs on Ray"))
+                fill_with_ray(run.judgments, requests, spec, list(run.cases()) if spec.reads_cases else [],
+                              reading.conventions, address, workers, block_size, advance)
+
+        advance = stack.enter_context(_progress(0, "judging pairs"))
+        done = run_prepare(source, settings, reading, spec, store, list_path, fill_all, fill, advance)
+    click.echo(f"{done.listed} pairs listed; judge asked {done.asked}; store {store} holds {done.stored} "
+               "judgments", err=True)
     _note_fallbacks(reading)
 
 
@@ -471,16 +419,18 @@ def examples(fmt, write_dir, open_desk, port):
 @DETAILS
 def rescore(run, fmt, alce_zero_precision, details):
     """Recompute every metric of a run log from its recorded judgments, without judging again."""
+    import sys
     from dataclasses import replace
 
-    from .runlog import rescore as recompute
+    from .run_outputs import ResultsJson, TerminalReport
+    from .runlog import replayed_run
 
     log = read_log(run)
     settings = log.settings.to_settings()
     if alce_zero_precision:
         settings = replace(settings, no_citation_precision="zero")
-    report, _ = recompute(log, settings)
-    _emit_report(report, fmt, details)
+    with replayed_run(log, settings) as rescored:
+        rescored.write([ResultsJson(sys.stdout) if fmt == "json" else TerminalReport(fmt, details)])
 
 
 @main.command()

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 from .errors import DestinationError
 
@@ -30,12 +32,12 @@ def check_destination(path: str | Path, what: str) -> None:
         raise DestinationError(f"{what} {path} is not writable")
 
 
-def _write_atomically(path: Path, text: str) -> None:
+def _write_atomically(path: Path, write: Callable[[BinaryIO], None]) -> None:
     fd, temporary = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".", prefix=f".{path.name}.",
                                      suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
@@ -50,15 +52,21 @@ def _fallbacks(path: Path) -> list[Path]:
 def write_output(path: str | Path, text: str, what: str) -> None:
     """Write `text` to `path` whole. When that fails, keep it elsewhere and raise a DestinationError
     that names both places, so finished work is never lost to an unwritable path."""
+    write_output_with(path, lambda fh: fh.write(text.encode("utf-8")), what)
+
+
+def write_output_with(path: str | Path, write: Callable[[BinaryIO], None], what: str) -> None:
+    """`write_output` for an output written in pieces: `write(fh)` writes it whole to a binary file, and
+    is called again for each place tried."""
     target = Path(path)
     try:
-        _write_atomically(target, text)
+        _write_atomically(target, write)
         return
     except OSError as err:
         reason = err.strerror or str(err)
     for place in _fallbacks(target):
         try:
-            _write_atomically(place, text)
+            _write_atomically(place, write)
         except OSError:
             continue
         raise DestinationError(f"could not write {what} {path} ({reason}); it was written to {place} instead")

@@ -302,14 +302,25 @@ def replay_judgments(log: RunLog, cases: list[ResolvedCase]) -> Judgments:
     return Judgments(RecordedJudge(store, log.judge), store)
 
 
+def _log_parsing(log: RunLog) -> Parsing | None:
+    # The log's cases were parsed when scored: the parser that did it is the log's, not found again.
+    return Parsing(log.signature.parser, log.signature.claims) if log.signature.parser else None
+
+
+def replayed_run(log: RunLog, settings: Settings | None = None):
+    """The log's cases as a pipeline run judged from its recorded judgments only (`citeaudit rescore`)."""
+    from .pipeline import Run
+
+    cases = resolved_cases(log)
+    return Run.replayed(cases, settings or log.settings.to_settings(), replay_judgments(log, cases), _log_parsing(log))
+
+
 def rescore(log: RunLog, settings: Settings | None = None) -> tuple[Report, Judgments]:
     """Recompute every metric from the log's judgments, without judging again."""
     cases = resolved_cases(log)
     settings = settings or log.settings.to_settings()
     judgments = replay_judgments(log, cases)
-    # The log's cases were parsed when scored: the parser that did it is the log's, not found again.
-    parsing = Parsing(log.signature.parser, log.signature.claims) if log.signature.parser else None
-    return score_cases(cases, judgments, settings, parsing=parsing), judgments
+    return score_cases(cases, judgments, settings, parsing=_log_parsing(log)), judgments
 
 
 # --- the streamed form (schema 4) --------------------------------------------------------------------

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import html
 import re
+from array import array
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..metrics import names as N
@@ -20,7 +23,7 @@ from ..metrics.signature import Signature
 from ..records import LABELS
 from ..stats import RESAMPLES, SEED, ratio_intervals
 from ..text import visible_controls
-from .results import AnswerRecord, CaseRecord, Finding, Ratios, Results, answer_json, to_json
+from .results import AnswerRecord, CaseRecord, Finding, Ratios, Results, Summary, answer_json, to_json
 
 __all__ = ["WORST", "answer_json", "diagnosis_markdown", "print_text", "signatures", "summary_tables",
            "terminal_console", "text_report", "to_json", "to_markdown", "worst_answers"]
@@ -45,8 +48,9 @@ WORST = 10
 INTERVAL_NOTE = f"95 % intervals: bootstrap over the items counted, {RESAMPLES} resamples, seed {SEED}"
 
 
-def signatures(results: Results, signature: Signature) -> list[tuple[str, str]]:
-    names = list(results.summary.retrieval) + [n for n in SUMMARY_MEASURES if n in results.summary.all]
+def signatures(results: Results | Summary, signature: Signature) -> list[tuple[str, str]]:
+    summary = results.summary if isinstance(results, Results) else results
+    names = list(summary.retrieval) + [n for n in SUMMARY_MEASURES if n in summary.all]
     return [(n, signature.render(n)) for n in names]
 
 
@@ -56,11 +60,6 @@ def _retrieval_line(ratios: Ratios) -> str:
 
 LABELS_HEADER = "full/partial/none/contradicts"
 APART = (UNCERTAIN, UNJUDGED)  # claims counted beside the four labels, never as one of them
-
-
-def _label_counts(answers: list[AnswerRecord]) -> dict[str, int]:
-    counts = {label: sum(a.labels.get(label, 0) for a in answers) for label in (*LABELS, *APART)}
-    return {label: n for label, n in counts.items() if label in LABELS or n}
 
 
 def _label_cell(counts: dict[str, int]) -> str:
@@ -94,31 +93,94 @@ class SummaryTable:
         return f"{self.title} · {self.items} {self.unit}{'s' if self.items != 1 else ''}"
 
 
-def _table(title: str, unit: str, figures: Ratios, items: list[Ratios], labels: dict[str, int] | None,
+class ItemCounts:
+    """Each item's numerator and denominator of every measure (an item: an answer, or a case for
+    retrieval), kept compactly for the summary's intervals: a run of 10^5 answers holds arrays of
+    numbers, not its records."""
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.columns: dict[str, tuple[array, array]] = {}
+        self.partial: set[str] = set()  # measures some item lacks: no interval for them
+
+    def add(self, ratios: Ratios) -> None:
+        for name in self.columns.keys() - ratios.keys():
+            self.partial.add(name)
+        for name, r in ratios.items():
+            if name not in self.columns:
+                self.columns[name] = (array("d"), array("d"))
+                if self.n:
+                    self.partial.add(name)
+            nums, dens = self.columns[name]
+            nums.append(r.numerator)
+            dens.append(r.denominator)
+        self.n += 1
+
+    def complete(self, name: str) -> bool:
+        return name in self.columns and name not in self.partial
+
+
+class SummaryCounter:
+    """What the summary tables need besides the summary itself, gathered one case at a time: each
+    system's answers' counts and label counts, every answer's counts, and the cases' retrieval counts."""
+
+    def __init__(self) -> None:
+        self.systems: dict[str, tuple[ItemCounts, Counter]] = {}
+        self.every = ItemCounts()
+        self.cases = ItemCounts()
+
+    def add(self, case: CaseRecord, answers: Iterable[AnswerRecord]) -> None:
+        self.cases.add(case.retrieval)
+        for a in answers:
+            counts, labels = self.systems.setdefault(a.system, (ItemCounts(), Counter()))
+            counts.add(a.metrics)
+            labels.update(a.labels)
+            self.every.add(a.metrics)
+
+    @classmethod
+    def of(cls, results: Results) -> SummaryCounter:
+        counter = cls()
+        answers = {c.id: [] for c in results.cases}
+        for a in results.answers:
+            answers.setdefault(a.case, []).append(a)
+        for case in results.cases:
+            counter.add(case, answers[case.id])
+        for case_id in answers.keys() - {c.id for c in results.cases}:  # answers of no listed case
+            counter.add(CaseRecord(id=case_id, question="", origin="", retrieval={}), answers[case_id])
+        return counter
+
+
+def _table(title: str, unit: str, figures: Ratios, items: ItemCounts, labels: dict[str, int] | None,
            order: list[str]) -> SummaryTable:
     """One summary table; each summed figure's interval resamples the items' own counts."""
     names = [m for m in order if m in figures]
     # one item gives every resample the same figure: no interval to speak of
-    summed = [m for m in names if figures[m].kind == "ratio" and all(m in i for i in items)] if len(items) > 1 else []
-    intervals = ratio_intervals([[i[m].numerator for m in summed] for i in items],
-                                [[i[m].denominator for m in summed] for i in items]) if summed else []
+    summed = [m for m in names if figures[m].kind == "ratio" and items.complete(m)] if items.n > 1 else []
+    columns = [items.columns[m] for m in summed]
+    intervals = ratio_intervals([[nums[i] for nums, _ in columns] for i in range(items.n)],
+                                [[dens[i] for _, dens in columns] for i in range(items.n)]) if summed else []
     found = dict(zip(summed, intervals))
     rows = [SummaryRow(m, figures[m].ratio(), found.get(m) if figures[m].ratio().defined else None) for m in names]
-    return SummaryTable(title, len(items), unit, rows, labels)
+    return SummaryTable(title, items.n, unit, rows, labels)
 
 
-def summary_tables(results: Results) -> list[SummaryTable]:
+def _shown_labels(counts: Counter) -> dict[str, int]:
+    counts = {label: counts.get(label, 0) for label in (*LABELS, *APART)}
+    return {label: n for label, n in counts.items() if label in LABELS or n}
+
+
+def summary_tables(results: Results | Summary, counter: SummaryCounter | None = None) -> list[SummaryTable]:
     """One table per system, one for every answer when there are several systems, and one for
-    retrieval over the cases."""
-    groups = results.by_system()
-    tables = [_table(f"system {system}", "answer", results.summary.by_system[system], [a.metrics for a in answers],
-                     _label_counts(answers), list(SUMMARY_MEASURES)) for system, answers in groups.items()]
-    if len(groups) > 1:
-        tables.append(_table("all systems", "answer", results.summary.all, [a.metrics for a in results.answers],
-                             dict(results.summary.labels), list(SUMMARY_MEASURES)))
-    if results.summary.retrieval:
-        tables.append(_table("retrieval", "case", results.summary.retrieval, [c.retrieval for c in results.cases],
-                             None, list(results.summary.retrieval)))
+    retrieval over the cases. `results`: a run's results, or its summary with `counter`."""
+    summary = results.summary if isinstance(results, Results) else results
+    counter = counter or SummaryCounter.of(results)
+    tables = [_table(f"system {system}", "answer", summary.by_system[system], counts, _shown_labels(labels),
+                     list(SUMMARY_MEASURES)) for system, (counts, labels) in counter.systems.items()]
+    if len(counter.systems) > 1:
+        tables.append(_table("all systems", "answer", summary.all, counter.every, dict(summary.labels),
+                             list(SUMMARY_MEASURES)))
+    if summary.retrieval:
+        tables.append(_table("retrieval", "case", summary.retrieval, counter.cases, None, list(summary.retrieval)))
     return tables
 
 
@@ -133,18 +195,19 @@ def _measure(name: str) -> str:
 # --- which answers the terminal shows ------------------------------------------------------------------
 
 
-def worst_answers(results: Results, limit: int = WORST) -> list[AnswerRecord]:
-    """The `limit` answers with the lowest support (an answer without a judged claim after every
-    answer with one), ties broken by more unsupported claims, then lower coverage, then run order."""
-    def key(item: tuple[int, AnswerRecord]):
-        i, a = item
-        support = a.metrics[N.SUPPORT].ratio() if N.SUPPORT in a.metrics else None
-        coverage = a.metrics[N.COVERAGE].ratio() if N.COVERAGE in a.metrics else None
-        unsupported = support.denominator - support.numerator if support else 0
-        return (support is None or not support.defined, support.value if support and support.defined else 0.0,
-                -unsupported, coverage.value if coverage and coverage.defined else 1.0, i)
+def worst_key(a: AnswerRecord, i: int) -> tuple:
+    """Lowest support first (an answer without a judged claim after every answer with one), ties broken
+    by more unsupported claims, then lower coverage, then run order `i`."""
+    support = a.metrics[N.SUPPORT].ratio() if N.SUPPORT in a.metrics else None
+    coverage = a.metrics[N.COVERAGE].ratio() if N.COVERAGE in a.metrics else None
+    unsupported = support.denominator - support.numerator if support else 0
+    return (support is None or not support.defined, support.value if support and support.defined else 0.0,
+            -unsupported, coverage.value if coverage and coverage.defined else 1.0, i)
 
-    return [a for _, a in sorted(enumerate(results.answers), key=key)[:limit]]
+
+def worst_answers(results: Results, limit: int = WORST) -> list[AnswerRecord]:
+    """The `limit` answers with the lowest support (see `worst_key`)."""
+    return [a for _, a in sorted(enumerate(results.answers), key=lambda item: worst_key(item[1], item[0]))[:limit]]
 
 
 def _by_case(results: Results) -> list[tuple[CaseRecord, list[AnswerRecord]]]:
@@ -193,16 +256,16 @@ def _md_code(text: str) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
-def _md_summary(results: Results, signature: Signature) -> list[str]:
+def _md_summary(tables: list[SummaryTable], shown: list[tuple[str, str]]) -> list[str]:
     out = ["## Summary", "", f"{INTERVAL_NOTE}.", ""]
-    for table in summary_tables(results):
+    for table in tables:
         out += [f"### {md_text(table.heading)}", "", "| measure | figure | 95 % interval |", "|---|---|---|"]
         out += [f"| {_measure(r.measure)} | {md_text(str(r.figure), cell=True)} | {_interval(r.interval)} |"
                 for r in table.rows]
         if table.labels is not None:
             out.append(f"| claims {LABELS_HEADER} | {_label_cell(table.labels)} | |")
         out.append("")
-    out += ["Signatures:", ""] + [f"- {_md_code(n)}: {_md_code(s)}" for n, s in signatures(results, signature)]
+    out += ["Signatures:", ""] + [f"- {_md_code(n)}: {_md_code(s)}" for n, s in shown]
     return out + [""]
 
 
@@ -219,8 +282,14 @@ def _md_answer(a: AnswerRecord) -> list[str]:
 
 def to_markdown(results: Results, signature: Signature) -> str:
     """The summary (one table per system, with intervals) first, then every case and answer."""
-    out = _md_summary(results, signature)
-    for case, answers in _by_case(results):
+    return streamed_markdown(results.summary, SummaryCounter.of(results), signature, _by_case(results))
+
+
+def streamed_markdown(summary: Summary, counter: SummaryCounter, signature: Signature,
+                      cases: Iterable[tuple[CaseRecord, list[AnswerRecord]]]) -> str:
+    """`to_markdown` from a summary, its counts and the cases as they are read back."""
+    out = _md_summary(summary_tables(summary, counter), signatures(summary, signature))
+    for case, answers in cases:
         out += [f"## Case {md_text(case.id)}", "", f"**Question:** {md_text(case.question)}", ""]
         out += [f"Retrieval: {md_text(_retrieval_line(case.retrieval))}", ""]
         for a in answers:
@@ -321,15 +390,15 @@ class _Plain:
         self._write("\n".join(lines))
 
 
-def _print_summary(results: Results, signature: Signature, out) -> None:
+def _print_summary(tables: list[SummaryTable], shown: list[tuple[str, str]], out) -> None:
     out.line(f"summary ({INTERVAL_NOTE})")
-    for summary in summary_tables(results):
+    for summary in tables:
         rows = [(_measure(r.measure), str(r.figure), _interval(r.interval)) for r in summary.rows]
         if summary.labels is not None:
             rows.append((f"claims {LABELS_HEADER}", _label_cell(summary.labels), ""))
         out.table(summary.heading, ("measure", "figure", "95 % interval"), rows)
     out.line("signatures:")
-    for n, s in signatures(results, signature):
+    for n, s in shown:
         out.line(f"  {n}: {s}")
 
 
@@ -346,24 +415,35 @@ def print_text(results: Results, signature: Signature, console, details: bool = 
     `limit` answers), else the `limit` answers with the lowest support and how many were left out.
     Rich tables and colour on a terminal, plain full-width lines anywhere else. Every string that came
     from the input is printed as text: control characters visible, never markup."""
+    every = details or len(results.answers) <= limit
+    questions = {c.id: c.question for c in results.cases}
+    worst = [] if every else [(a, questions.get(a.case, "")) for a in worst_answers(results, limit)]
+    print_streamed_text(results.summary, SummaryCounter.of(results), signature,
+                        _by_case(results) if every else None, worst, len(results.answers), console)
+
+
+def print_streamed_text(summary: Summary, counter: SummaryCounter, signature: Signature,
+                        cases: Iterable[tuple[CaseRecord, list[AnswerRecord]]] | None,
+                        worst: list[tuple[AnswerRecord, str]], answers: int, console=None) -> None:
+    """`print_text` from a summary and its counts, then either every case (`cases`, as read back) or the
+    `worst` answers with their questions, out of `answers`."""
+    console = console or terminal_console()
     out = _Rich(console) if console.is_terminal else _Plain(console)
-    _print_summary(results, signature, out)
+    _print_summary(summary_tables(summary, counter), signatures(summary, signature), out)
     out.line()
-    if details or len(results.answers) <= limit:
-        for case, answers in _by_case(results):
+    if cases is not None:
+        for case, shown in cases:
             out.line(f": {case.question}", head=f"Case {case.id}")
             out.line(f"  retrieval: {_retrieval_line(case.retrieval)}")
-            for a in answers:
+            for a in shown:
                 _print_answer(a, out, f"answer {a.answer}")
             out.line()
         return
-    shown = worst_answers(results, limit)
-    out.line(f" ({len(results.answers) - len(shown)} of {len(results.answers)} left out; --details shows every "
-             "answer)", head=f"the {len(shown)} answers with the lowest support")
-    questions = {c.id: c.question for c in results.cases}
-    for a in shown:
+    out.line(f" ({answers - len(worst)} of {answers} left out; --details shows every "
+             "answer)", head=f"the {len(worst)} answers with the lowest support")
+    for a, question in worst:
         _print_answer(a, out, f"case {a.case} · answer {a.answer} · system {a.system}")
-        out.line(f"  question: {questions.get(a.case, '')}")
+        out.line(f"  question: {question}")
         out.line()
 
 
