@@ -23,7 +23,8 @@ asked again unless replaying. Within one run a statement is split once (a stream
 twice): the last `MEMO` outcomes are remembered. `check_recorded_splits` checks a store's recorded rows.
 
 The HTTP side (API key, retries with backoff, Retry-After, request and cost budgets, no proxy for a local
-server) is the remote judge's: `judges/remote.py`.
+server) is the `ChatClient` the remote judge asks through too (llm.py); the store is the judgment
+store's file (recordstore.py). Neither needs the judges.
 """
 
 from __future__ import annotations
@@ -39,9 +40,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import JudgeError, JudgeSetupError, MalformedAnswer, MissingDecomposition, StoreError
-from ..judges.base import Request
-from ..judges.remote import OpenAIJudge, Prompt, _snippet
-from ..judges.store import DECOMPOSITION_TABLE, JudgmentStore
+from ..llm import OPENAI, ChatClient, Prompt, answer_json
+from ..llm import snippet as _snippet
+from ..recordstore import DECOMPOSITION_TABLE, RecordStore
 from ..text import NOT_NAMES
 from .decompose import Decomposer, NoDecomposer, RuleDecomposer
 
@@ -162,44 +163,30 @@ def check_split(statement: str, claims: Sequence[str], lang: str = "en") -> str 
 
 # --- the model's answer --------------------------------------------------------------------------
 
-_FENCE = re.compile(r"^\s*```(?:json)?\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
-
 
 def parse_claims(response: Any) -> list[str]:
     """The claims in a chat-completions response body; `MalformedAnswer` says what is wrong."""
-    try:
-        content = response["choices"][0]["message"]["content"]
-    except (KeyError, IndexError, TypeError):
-        raise MalformedAnswer(f"no answer in the response: {_snippet(json.dumps(response))}") from None
-    if not isinstance(content, str) or not content.strip():
-        raise MalformedAnswer("empty answer")
-    fenced = _FENCE.match(content)
-    try:
-        data = json.loads(fenced.group(1) if fenced else content)
-    except json.JSONDecodeError as err:
-        raise MalformedAnswer(f"answer is not valid JSON ({err.msg}): {_snippet(content)}") from None
+    data, content = answer_json(response)
     claims = data.get("claims") if isinstance(data, dict) else None
     if not isinstance(claims, list) or not all(isinstance(c, str) and c.strip() for c in claims):
         raise MalformedAnswer(f'answer is not {{"claims": [non-empty strings]}}: {_snippet(content)}')
     return [" ".join(c.split()) for c in claims]
 
 
-class _SplitClient(OpenAIJudge):
-    """The remote judge's HTTP machinery (key, retries, budgets) sending the splitting prompt instead."""
+class _SplitClient(ChatClient):
+    """The shared chat client sending the splitting prompt."""
+
+    who = "openai claim splitter"
 
     def __init__(self, model: str, prompt: Prompt, **options: Any):
         super().__init__(model, **options)
         self.split_prompt = prompt
 
-    def _fail(self, request: Request, problem: str) -> JudgeError:
-        return JudgeError(f"openai claim splitter ({self.model} at {self.host}): statement "
-                          f"{_snippet(request.text, 120)!r}: {problem}")
-
     def split(self, statement: str) -> tuple[dict[str, Any], list[str]]:
         """The raw response and its claims; JudgeError once every attempt failed."""
         user = self.split_prompt.user.replace("{statement}", statement)
         messages = [{"role": "system", "content": self.split_prompt.system}, {"role": "user", "content": user}]
-        return self._ask(Request.of(statement, ()), messages, parse_claims)
+        return self.ask(f"statement {_snippet(statement, 120)!r}", messages, parse_claims)
 
 
 # --- the decomposer ------------------------------------------------------------------------------
@@ -220,12 +207,13 @@ def decomposition_key(statement: str, lang: str, splitter_signature: str) -> str
 
 class OpenAIDecomposer:
     """Claims proposed by a model behind an OpenAI-compatible endpoint, checked, recorded and replayable.
-    See the module docstring. `options` are the remote judge's (base_url, api_key, timeout, max_retries,
-    max_requests, max_cost, price_per_1k_tokens, backoff_*, sleep)."""
+    See the module docstring. `options` are the chat client's (llm.py: base_url, api_key, timeout,
+    max_retries, max_requests, max_cost, price_per_1k_tokens, backoff_*, sleep); `store` is a judgment
+    store (any `RecordStore`)."""
 
     name = "openai"
 
-    def __init__(self, model: str, *, store: JudgmentStore | None = None, replay: bool = False,
+    def __init__(self, model: str, *, store: RecordStore | None = None, replay: bool = False,
                  fallback: Decomposer | None = None, prompt_version: str = PROMPT_VERSION, **options: Any):
         if prompt_version not in SPLIT_PROMPTS:
             raise JudgeSetupError(f"unknown claim-splitting prompt version {prompt_version!r}; "
@@ -321,7 +309,7 @@ def _claims_of(outcome: dict[str, Any]) -> list[str] | None:
     return None
 
 
-def make_decomposer(spec: str, *, store: JudgmentStore | None = None, replay: bool = False) -> Decomposer:
+def make_decomposer(spec: str, *, store: RecordStore | None = None, replay: bool = False) -> Decomposer:
     """The claim splitter a spec names: `rule` (the default), `none`, or `openai:MODEL` (configured from
     the CITEAUDIT_OPENAI_* environment, as the openai judge is)."""
     name, _, argument = spec.partition(":")
@@ -330,8 +318,6 @@ def make_decomposer(spec: str, *, store: JudgmentStore | None = None, replay: bo
     if name == "none" and not argument:
         return NoDecomposer()
     if name == "openai":
-        from ..judges.spec import OPENAI
-
         options = OPENAI.parse(argument)
         keywords = {k: v for k, v in options.keywords().items() if k not in ("prompt_version", "concurrency")}
         return OpenAIDecomposer(options.head, store=store, replay=replay, **keywords)
