@@ -119,7 +119,7 @@ def test_no_import_cycle_among_citeaudit_modules():
 
 BOTTOM = ("citeaudit.errors", "citeaudit.text", "citeaudit.iteration", "citeaudit.jsonio", "citeaudit.records",
           "citeaudit.stats", "citeaudit._version", "citeaudit.extras", "citeaudit.budget", "citeaudit.options",
-          "citeaudit.llm", "citeaudit.recordstore")
+          "citeaudit.llm", "citeaudit.recordstore", "citeaudit.quantities")
 
 
 def _reaches(graph: dict[str, set[str]], start: str) -> set[str]:

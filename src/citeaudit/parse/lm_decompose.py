@@ -42,8 +42,9 @@ from typing import Any
 from ..errors import JudgeError, JudgeSetupError, MalformedAnswer, MissingDecomposition, StoreError
 from ..llm import OPENAI, ChatClient, Prompt, answer_json
 from ..llm import snippet as _snippet
+from ..quantities import negation_pattern, quantities
 from ..recordstore import DECOMPOSITION_TABLE, RecordStore
-from ..text import NOT_NAMES
+from ..text import capitalised_names
 from .decompose import Decomposer, NoDecomposer, RuleDecomposer
 
 PROMPT_VERSION = "1"
@@ -79,59 +80,47 @@ MEMO = 10_000  # outcomes remembered within a run (more than a streamed run's ch
 
 # --- checking a split ----------------------------------------------------------------------------
 
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-_UNIT_SYMBOLS = ("%", "°", "$", "€", "£", "¥", "‰")
-_UNIT_WORDS = frozenset("""percent percentage mm cm m km kg g mg µg lb lbs oz ml l kwh wh kw mw gw w v mv
-    hz khz mhz ghz s ms sec secs second seconds min mins minute minutes h hr hrs hour hours day days week
-    weeks month months year years decade decades century centuries mph kph km/h ft feet inch inches mile
-    miles acre acres hectare hectares ton tons tonne tonnes celsius fahrenheit kelvin dollars euros pounds
-    yuan gb mb tb kb bit bits bytes""".split())
+# Numbers, units and negations are found as the guard finds them (quantities.py), read as a split needs:
+# digits only, the wide unit vocabulary, grammatical negations only.
 # "while" and "whereas" are left out: between two clauses they contrast, and a split rightly drops them
-_CONDITION_WORDS = frozenset("""if unless only when whenever except excluding without not no never
-    nor before after within until till provided least most up less more fewer than approximately about
+_CONDITION_WORDS = frozenset("""if unless only when whenever except excluding
+    before after within until till provided least most up less more fewer than approximately about
     around nearly almost roughly may might could can must should would all some none each every per""".split())
-_ZH_CONDITIONS = ("如果", "除非", "仅", "只", "不", "没有", "未", "以内", "之前", "之后", "至少", "至多", "约", "可能")
-_LATIN_WORD = re.compile(r"[A-Za-z][\w'’\-]*")
+_ZH_CONDITIONS = ("如果", "除非", "仅", "只", "以内", "之前", "之后", "至少", "至多", "约", "可能")
 
 
-def _numbers(text: str) -> set[str]:
-    return {re.sub(r"(?<=\d),(?=\d{3}\b)", "", n) for n in _NUMBER.findall(text)}
+def _number(value: float) -> str:
+    return str(int(value)) if value.is_integer() and abs(value) < 1e15 else f"{value:g}"
+
+
+def _numbers(text: str) -> dict[Any, str]:
+    """The numbers in digits of `text`: value (a version: as written) -> as shown in messages."""
+    out: dict[Any, str] = {}
+    for q in quantities(text, words=False, wide=True):
+        if q.unit and q.unit.startswith("version:"):
+            out.setdefault(q.unit, q.text)
+        else:
+            out.setdefault(q.value, _number(q.value))
+    return out
+
+
+def _units(text: str) -> dict[Any, str]:
+    """The units written with a number ("30 days", "15 %", "$5"): normalised unit -> as first written."""
+    return {q.unit: q.unit_text or q.unit for q in reversed(quantities(text, words=False, wide=True))
+            if q.unit and not q.unit.startswith("version:")}
 
 
 def _words(text: str) -> list[str]:
-    return [w.lower() for w in re.findall(r"[\w'’/]+|%|°|\$|€|£|¥|‰", text)]
+    return [w.lower() for w in re.findall(r"[\w'’/]+", text)]
 
 
-# A unit is a symbol, or a unit word right after a number ("30 days", "5km"): "in those days" has none,
-# and single letters ("U.S.") are units only after a number ("5 m").
-_UNIT_AFTER_NUMBER = re.compile(r"\d(?:[\d.,]*\d)?\s*([A-Za-zµ/]+)")
-
-
-def _units(text: str) -> set[str]:
-    words = {m.group(1).lower() for m in _UNIT_AFTER_NUMBER.finditer(text)}
-    return {w for w in words if w in _UNIT_WORDS} | {s for s in _UNIT_SYMBOLS if s in text}
-
-
-def _conditions(text: str, lang: str) -> set[str]:
-    if lang == "zh":
-        return {w for w in _ZH_CONDITIONS if w in text}
-    found = set()
-    for w in _words(text):
-        if w.endswith(("n't", "n’t")) or w == "cannot":
-            found.add("not")  # "doesn't" and "does not" are the same condition
-        elif w in _CONDITION_WORDS:
-            found.add(w)
-    return found
-
-
-def _names(text: str) -> set[str]:
-    """Capitalised words, lower-cased, except words that are never names ("The", "Some", "If")."""
-    out = set()
-    for m in _LATIN_WORD.finditer(text):
-        w = m.group()
-        if w[0].isupper() and w.lower() not in NOT_NAMES:
-            out.add(re.sub(r"['’]s?$", "", w.lower()))  # "Obama's" names Obama
-    return out
+def _conditions(text: str, lang: str) -> dict[Any, str]:
+    zh = lang == "zh"
+    found = {w for w in _ZH_CONDITIONS if w in text} if zh else {w for w in _words(text) if w in _CONDITION_WORDS}
+    for m in negation_pattern(zh, lexical=False).finditer(text.replace("’", "'")):
+        w = m.group(0).lower()
+        found.add("not" if w.endswith("n't") or w == "cannot" else w)  # "doesn't" and "does not" are one condition
+    return {w: w for w in found}
 
 
 def check_split(statement: str, claims: Sequence[str], lang: str = "en") -> str | None:
@@ -143,19 +132,15 @@ def check_split(statement: str, claims: Sequence[str], lang: str = "en") -> str 
         return f"{len(claims)} claims (at most {MAX_CLAIMS})"
     joined = "\n".join(claims)
     problems = []
-    for what, found in (("number", _numbers), ("unit", _units)):
+    for what, found in (("number", _numbers), ("unit", _units),
+                        ("condition word", lambda text: _conditions(text, lang))):
         stated, claimed = found(statement), found(joined)
-        if stated - claimed:
-            problems.append(f"drops {what} {', '.join(sorted(stated - claimed))}")
-        if claimed - stated:
-            problems.append(f"adds {what} {', '.join(sorted(claimed - stated))}")
-    stated, claimed = _conditions(statement, lang), _conditions(joined, lang)
-    if stated - claimed:
-        problems.append(f"drops condition word {', '.join(sorted(stated - claimed))}")
-    if claimed - stated:
-        problems.append(f"adds condition word {', '.join(sorted(claimed - stated))}")
+        for verb, mine, theirs in (("drops", stated, claimed), ("adds", claimed, stated)):
+            missing = sorted(mine[k] for k in mine.keys() - theirs.keys())
+            if missing:
+                problems.append(f"{verb} {what} {', '.join(missing)}")
     stated_words = set(_words(statement))
-    invented = {n for n in _names(joined) if n not in stated_words}
+    invented = {n for n in capitalised_names(joined) if n not in stated_words}
     if invented:
         problems.append(f"adds name {', '.join(sorted(invented))}")
     return "; ".join(problems) or None
