@@ -117,6 +117,44 @@ def test_no_import_cycle_among_citeaudit_modules():
     assert not found, f"import cycles:\n{detail}"
 
 
+BOTTOM = ("citeaudit.errors", "citeaudit.text", "citeaudit.iteration", "citeaudit.jsonio", "citeaudit.records",
+          "citeaudit.stats", "citeaudit._version", "citeaudit.extras", "citeaudit.budget", "citeaudit.options",
+          "citeaudit.llm", "citeaudit.recordstore", "citeaudit.quantities")
+
+
+def _reaches(graph: dict[str, set[str]], start: str) -> set[str]:
+    """Every module `start` imports, directly or through others."""
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for d in graph[todo.pop()] - seen:
+            seen.add(d)
+            todo.append(d)
+    return seen
+
+
+def test_the_bottom_layer_imports_only_the_bottom_layer():
+    graph = import_graph()
+    for module in BOTTOM:
+        above = sorted(d for d in graph[module] if d not in BOTTOM)
+        assert not above, f"{module} (bottom layer) imports {above}"
+
+
+def test_parsing_imports_nothing_of_the_judges():
+    """Raw answers are parsed before anything is judged: the claim splitter's HTTP client and its
+    recorded splits live below both (llm.py, recordstore.py)."""
+    graph = import_graph()
+    parse = [m for m in graph if m == "citeaudit.parse" or m.startswith("citeaudit.parse.")]
+    assert "citeaudit.parse.lm_decompose" in parse
+    for module in parse:
+        judges = sorted(d for d in _reaches(graph, module) if d == "citeaudit.judges" or d.startswith("citeaudit.judges."))
+        assert not judges, f"{module} imports {judges}"
+
+
+def test_the_reach_finder_follows_imports_through_other_modules():
+    assert _reaches({"a": {"b"}, "b": {"c"}, "c": set()}, "a") == {"b", "c"}
+
+
 def _exception_classes() -> list[tuple[str, str]]:
     out = []
     for name, (file, _) in _modules().items():

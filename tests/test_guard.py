@@ -271,3 +271,15 @@ def test_a_year_is_written_in_numerals(claim, evidence, kind):
     assert (None if finding is None else finding.kind) == kind, finding
     if finding is not None and kind == "number":
         assert "year" not in finding.reason
+
+
+def test_the_guard_reads_its_own_units_and_every_negation_not_the_splitters_wider_ones():
+    from citeaudit.quantities import UNITS, WIDE_ONLY, negation_pattern
+    from citeaudit.quantities import quantities as shared
+
+    assert [q.unit for q in quantities("40 acres and 30 months")] == [None, "mo"]
+    assert [(q.unit, q.unit_text) for q in shared("40 acres and 30 months", wide=True)] == [("acre", "acres"),
+                                                                                           ("mo", "months")]
+    assert WIDE_ONLY < UNITS.keys()
+    assert check("The kit lacks a charger.", "The kit comes with a charger.").kind == "negation"
+    assert negation_pattern(zh=False, lexical=False).search("The kit lacks a charger.") is None

@@ -70,6 +70,26 @@ def test_negations_and_thousands_separators_are_compared_by_meaning():
         "drops condition word not"
 
 
+@pytest.mark.parametrize("unit", ["acres", "hectares", "decades", "mph", "ml", "bytes", "‰"])
+def test_unit_words_the_guard_does_not_read_are_units_of_a_split(unit):
+    statement = "The site covers 40 km."
+    assert check_split(statement, [f"The site covers 40 {unit}."]) == f"drops unit km; adds unit {unit}"
+
+
+def test_a_unit_written_another_way_is_the_same_unit_and_shown_as_written():
+    statement = "Eco mode saves 15 % energy within 30 days."
+    assert check_split(statement, ["Eco mode saves 15 percent energy within 30 days."]) is None
+    assert check_split(statement, ["Eco mode saves 15 % energy within 30 hrs."]) == "drops unit days; adds unit hrs"
+
+
+def test_a_split_reads_digits_and_grammatical_negations_only():
+    # number words and words that deny by meaning ("lacks") are the guard's reading, not a split's
+    assert check_split("The kit has three parts.", ["The kit has 3 parts."]) == "adds number 3"
+    assert check_split("The kit lacks a charger.", ["The kit lacks a charger and has no cable."]) == \
+        "adds condition word no"
+    assert check_split("It doesn’t ship.", ["It does not ship."]) is None
+
+
 def test_chinese_conditions_and_numbers_are_checked():
     statement = "除非包装未拆封，否则不予退货；退款在5天内到账。"
     assert check_split(statement, ["除非包装未拆封，否则不予退货。", "退款在5天内到账。"]) is None

@@ -73,6 +73,17 @@ his her we our you your i not no""".split())
 NOT_NAMES = STOP_WORDS | frozenset("""them one some any all each every many most none several both either neither
 such if while after before during since""".split())
 _WORD = re.compile(r"[a-z0-9]+")
+_LATIN_WORD = re.compile(r"[A-Za-z][\w'’\-]*")
+
+
+def capitalised_names(text: str) -> set[str]:
+    """Capitalised words, lower-cased, except words that are never names ("The", "Some", "If")."""
+    out = set()
+    for m in _LATIN_WORD.finditer(text):
+        w = m.group()
+        if w[0].isupper() and w.lower() not in NOT_NAMES:
+            out.add(re.sub(r"['’]s?$", "", w.lower()))  # "Obama's" names Obama
+    return out
 
 
 def content_words(text: str) -> set[str]:

@@ -46,74 +46,32 @@ from __future__ import annotations
 import itertools
 import math
 import re
-import unicodedata
 from collections.abc import Collection
 from dataclasses import dataclass
 
 from ..errors import JudgeError
+# numbers, units and negations are found as the claim splitter finds them (quantities.py), read as the
+# guard's rules were measured (no `wide` units, every number word, lexical negations)
+from ..quantities import CN_NUMBER as _CN_NUMBER
+from ..quantities import CONTRASTIVE as _CONTRASTIVE
+from ..quantities import NEGATION_EN as _NEGATION_EN
+from ..quantities import NEGATION_ZH as _NEGATION_ZH
+from ..quantities import TENS_EN as _TENS_EN
+from ..quantities import Quantity, evidence_quantities, normalise, quantities  # noqa: F401 - importable here
+from ..quantities import negation_in as _negation_in
 from ..text import STOP_WORDS, has_han, rule_sentence_spans
 
 # --- number words ----------------------------------------------------------------------------------
 
-_UNITS_EN = {w: i for i, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
-    "sixteen seventeen eighteen nineteen".split())}
-_TENS_EN = {w: 10 * (i + 2) for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split())}
-_SCALES = {"hundred": 100, "thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000,
-           "trillion": 1_000_000_000_000}
-_SCALE_SUFFIX = {"k": 1_000, "m": 1_000_000, "bn": 1_000_000_000, "b": 1_000_000_000}
 _ORDINALS = {w: i + 1 for i, w in enumerate(
     "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth fourteenth "
     "fifteenth sixteenth seventeenth eighteenth nineteenth".split())}
 _ORDINAL_TENS = {w: 10 * (i + 2) for i, w in enumerate(
     "twentieth thirtieth fortieth fiftieth sixtieth seventieth eightieth ninetieth".split())}
 _ORDINAL_SUFFIX = re.compile(r"(?:st|nd|rd|th)\b", re.I)
-_NUMBER_WORD = re.compile(
-    r"\b(?:(?:%s|%s)(?:[\s-]+(?:%s|%s|and))*)\b" % (
-        "|".join(list(_UNITS_EN) + list(_TENS_EN)), "|".join(_SCALES),
-        "|".join(list(_UNITS_EN) + list(_TENS_EN)), "|".join(_SCALES)), re.I)
-
-_CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
-_CN_SMALL = {"十": 10, "百": 100, "千": 1000}
-_CN_BIG = {"万": 10_000, "亿": 100_000_000}
-_CN_NUMBER = re.compile(r"[零〇一二两三四五六七八九十百千万亿]+(?:点[零〇一二三四五六七八九]+)?")
-
 MONTHS = ("january february march april may june july august september october november december").split()
 # capitalised only: "may" the verb is not a month
 _MONTH = re.compile(r"\b(%s|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\b" % "|".join(m.title() for m in MONTHS))
-
-# percent and units (normalised keys); a unit attached to a number must have a counterpart
-_PERCENT = re.compile(r"^\s*(?:%|percent\b|per\s*cent\b|pct\b|percentage points?\b|個百分點|个百分点)", re.I)
-_UNIT_ALIASES = {
-    "°c": "°c", "℃": "°c", "degrees celsius": "°c", "degree celsius": "°c", "celsius": "°c", "摄氏度": "°c",
-    "°f": "°f", "℉": "°f", "fahrenheit": "°f",
-    "km": "km", "kilometres": "km", "kilometers": "km", "kilometre": "km", "kilometer": "km", "公里": "km",
-    "m": "m", "metres": "m", "meters": "m", "metre": "m", "meter": "m", "米": "m",
-    "cm": "cm", "mm": "mm", "miles": "mi", "mile": "mi", "mi": "mi", "feet": "ft", "foot": "ft", "ft": "ft",
-    "inches": "inch", "inch": "inch",
-    "kg": "kg", "kilograms": "kg", "kilogram": "kg", "公斤": "kg", "千克": "kg",
-    "g": "g", "grams": "g", "gram": "g", "克": "g", "mg": "mg", "lb": "lb", "lbs": "lb", "pounds": "lb",
-    "tonnes": "t", "tons": "t", "tonne": "t", "ton": "t", "吨": "t",
-    "ms": "ms", "milliseconds": "ms", "s": "s", "sec": "s", "seconds": "s", "second": "s", "秒": "s",
-    "minutes": "min", "minute": "min", "min": "min", "mins": "min", "分钟": "min",
-    "hours": "h", "hour": "h", "hrs": "h", "h": "h", "小时": "h",
-    "days": "d", "day": "d", "天": "d", "日": "d", "weeks": "wk", "week": "wk", "周": "wk",
-    "months": "mo", "month": "mo", "个月": "mo", "years": "yr", "year": "yr", "yrs": "yr", "年": "yr",
-    "kwh": "kwh", "mwh": "mwh", "gwh": "gwh", "kw": "kw", "mw": "mw", "gw": "gw", "w": "w", "watts": "w",
-    "v": "v", "volts": "v", "mb": "mb", "gb": "gb", "tb": "tb", "kb": "kb", "mbps": "mbps", "gbps": "gbps",
-    "ghz": "ghz", "mhz": "mhz", "hz": "hz",
-    "$": "usd", "usd": "usd", "dollars": "usd", "dollar": "usd", "美元": "usd", "€": "eur", "eur": "eur",
-    "euros": "eur", "£": "gbp", "gbp": "gbp", "pounds sterling": "gbp", "元": "cny", "yuan": "cny", "rmb": "cny",
-}
-_UNIT_AFTER = re.compile(r"^\s*(%s)(?![a-z])" % "|".join(
-    re.escape(u) for u in sorted(_UNIT_ALIASES, key=len, reverse=True) if u not in ("$", "€", "£")), re.I)
-_CURRENCY_BEFORE = re.compile(r"(?:\$|€|£|US\$|USD\s?|EUR\s?)\s*$", re.I)
-
-_NEGATION_EN = re.compile(
-    r"\b(?:not|no|never|none|nor|neither|nobody|nothing|nowhere|without|cannot|can't|won't|don't|doesn't|"
-    r"didn't|isn't|aren't|wasn't|weren't|hasn't|haven't|hadn't|shouldn't|wouldn't|couldn't|lack(?:s|ed|ing)?|"
-    r"fail(?:s|ed|ing)?|unable|absent|denied|denies|refused?|neglected)\b|n't\b", re.I)
-_NEGATION_ZH = re.compile(r"不|没有|没|未|无|非|否|别|勿")
 
 # The stop words and, for the guard's rules, the words a number is never "about": quantifiers, modals,
 # trend verbs and units. "but", "how", "no", "not" and "there" stay content words here, as the rules were
@@ -146,9 +104,6 @@ hence there here these those""".split()) | set(MONTHS) | {m.lower() for m in (
 _NAME_WORD = re.compile(r"(?:^|(?<=[\s(\"'“‘/]))([A-Za-z][A-Za-z'’.-]*[A-Za-z])\s+$")
 _ROMAN = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100}
 
-# Contrast, not negation: "not only X but Y", "doesn't just affect": the claim still asserts X.
-_CONTRASTIVE = re.compile(r"\s+(?:only|just|merely|simply|solely)\b|\s+to\s+mention\b|\s+matter\b", re.I)
-
 # The version of the rules: what a judge's signature says the guard was (1: before the rules were split
 # and the name, count, citation-marker, contrast, ordinal and unit misfires fixed).
 VERSION = 2
@@ -160,176 +115,12 @@ TRIED_RULES = ("negated-in-evidence", "scope")
 
 
 @dataclass(frozen=True)
-class Quantity:
-    value: float
-    unit: str | None  # normalised unit key, "%" for percent, None for a bare number
-    text: str
-    start: int
-    end: int
-    precision: float = 0.0  # the place of the last written digit (1 for "15", 0.1 for "1.5", 1e5 for "1.5 million")
-    words: bool = False  # written as words ("thirty"), not digits
-
-
-@dataclass(frozen=True)
 class GuardFinding:
     kind: str  # the rule that found it: one of RULES or TRIED_RULES
     reason: str
 
     def __str__(self) -> str:
         return self.reason
-
-
-def normalise(text: str) -> str:
-    """NFKC (full-width digits and ％ to ASCII), unify dashes, drop thin spaces."""
-    text = unicodedata.normalize("NFKC", text)
-    return text.replace("\u2009", " ").replace("\u202f", " ").replace("−", "-")
-
-
-def _words_to_number(phrase: str) -> float | None:
-    total, current, seen = 0, 0, False
-    for w in re.split(r"[\s-]+", phrase.lower()):
-        if w == "and" or not w:
-            continue
-        if w in _UNITS_EN:
-            current += _UNITS_EN[w]
-        elif w in _TENS_EN:
-            current += _TENS_EN[w]
-        elif w == "hundred":
-            current = (current or 1) * 100
-        elif w in _SCALES:
-            total += (current or 1) * _SCALES[w]
-            current = 0
-        else:
-            return None
-        seen = True
-    return float(total + current) if seen else None
-
-
-def _cn_to_number(s: str) -> float | None:
-    if "点" in s:
-        whole, _, frac = s.partition("点")
-        w = _cn_to_number(whole) if whole else 0.0
-        if w is None:
-            return None
-        digits = "".join(str(_CN_DIGITS.get(c, "")) for c in frac)
-        return float(f"{int(w)}.{digits}") if digits else w
-    if all(c in _CN_DIGITS for c in s):  # digit by digit: 二〇二三
-        return float("".join(str(_CN_DIGITS[c]) for c in s)) if len(s) > 1 or s in _CN_DIGITS else None
-    total, section, digit = 0, 0, 0
-    for c in s:
-        if c in _CN_DIGITS:
-            digit = _CN_DIGITS[c]
-        elif c in _CN_SMALL:
-            section += (digit or 1) * _CN_SMALL[c]
-            digit = 0
-        elif c in _CN_BIG:
-            total = (total + section + digit) * _CN_BIG[c]
-            section, digit = 0, 0
-    return float(total + section + digit)
-
-
-_NUMERIC = re.compile(r"(?<![A-Za-z0-9_.])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?![\d])")
-_VERSION = re.compile(r"(?<![A-Za-z0-9_.])v?(\d+\.\d+(?:\.\d+)+)(?![\d])", re.I)
-
-
-def _scale_after(text: str, end: int) -> tuple[float, int]:
-    m = re.match(r"\s*(thousand|million|billion|trillion|bn|k|m|万|亿|千)(?![a-z])", text[end:], re.I)
-    if not m:
-        return 1.0, end
-    word = m.group(1).lower()
-    factor = _SCALES.get(word) or _SCALE_SUFFIX.get(word) or _CN_BIG.get(word) or _CN_SMALL.get(word) or 1
-    # 'm' right after a number is metres far more often than millions: only with a currency before it
-    if word == "m" and not _CURRENCY_BEFORE.search(text[:end].rsplit(" ", 1)[0] + " "):
-        return 1.0, end
-    return float(factor), end + m.end()
-
-
-def _unit_after(text: str, end: int) -> tuple[str | None, int]:
-    rest = text[end:]
-    m = _PERCENT.match(rest)
-    if m:
-        return "%", end + m.end()
-    m = re.match(r"\s*(°\s*[cf]|℃|℉)", rest, re.I)
-    if m:
-        return ("°c" if m.group(1).lower().endswith("c") or m.group(1) == "℃" else "°f"), end + m.end()
-    m = _UNIT_AFTER.match(rest)
-    if m:
-        return _UNIT_ALIASES[m.group(1).lower()], end + m.end()
-    return None, end
-
-
-def quantities(text: str) -> list[Quantity]:
-    """Every number in `text` with its unit (normalised), digits, number words and Chinese numerals."""
-    text = normalise(text)
-    found: list[Quantity] = []
-    taken: list[tuple[int, int]] = []
-
-    def free(a: int, b: int) -> bool:
-        return all(b <= s or a >= e for s, e in taken)
-
-    for m in _VERSION.finditer(text):
-        found.append(Quantity(float("nan"), "version:" + m.group(1), m.group(0), m.start(), m.end()))
-        taken.append((m.start(), m.end()))
-    spans: list[tuple[int, int, float, float, bool]] = []
-    for m in _NUMERIC.finditer(text):
-        if not free(m.start(), m.end()) or re.search(r"[A-Za-z]-$", text[max(0, m.start() - 2):m.start()]):
-            continue  # identifiers such as COVID-19 are names, not quantities
-        value = float(m.group(1).replace(",", "") + ("." + m.group(2) if m.group(2) else ""))
-        spans.append((m.start(), m.end(), value, 10.0 ** -len(m.group(2) or ""), False))
-    for m in _NUMBER_WORD.finditer(text):
-        value = _words_to_number(m.group(0))
-        if m.group(0).lower() == "one":  # mostly a pronoun ("the one that", "one of"), rarely a count
-            continue
-        if value is not None and free(m.start(), m.end()):
-            spans.append((m.start(), m.end(), value, 1.0, True))
-    for m in _CN_NUMBER.finditer(text):
-        s = m.group(0)
-        if len(s) == 1 and s in "一两":  # 一 / 两 alone is mostly an article ("一个", "两者")
-            if not re.match(r"\s*(?:%|个?百分点|年|月|日|天|倍|次|万|亿)", text[m.end():]):
-                continue
-        value = _cn_to_number(s)
-        if value is not None and free(m.start(), m.end()):
-            spans.append((m.start(), m.end(), value, _precision(s, 1.0), False))
-    for m in re.finditer(r"百分之([零〇一二两三四五六七八九十百点]+|\d+(?:\.\d+)?)", text):
-        raw = m.group(1)
-        value = float(raw) if raw[0].isdigit() else _cn_to_number(raw)
-        if value is not None:
-            found.append(Quantity(value, "%", m.group(0), m.start(), m.end(), _precision(raw, 1.0)))
-            taken.append((m.start(), m.end()))
-            spans = [s for s in spans if s[1] <= m.start() or s[0] >= m.end()]
-    for start, end, value, precision, words in sorted(spans):
-        if not free(start, end):
-            continue
-        factor, after = _scale_after(text, end)
-        unit, after = _unit_after(text, after)
-        if unit is None and _CURRENCY_BEFORE.search(text[max(0, start - 5):start]):
-            unit = {"$": "usd", "€": "eur", "£": "gbp"}.get(text[start - 1], "usd")
-        if unit == "yr" and text[end:after].strip() == "年" and factor == 1 and 1000 <= value <= 2100:
-            unit = None  # "2011年" is the year 2011, not 2011 years
-        found.append(Quantity(value * factor, unit, text[start:after].strip(), start, after, precision * factor,
-                              words))
-        taken.append((start, after))
-    return sorted(found, key=lambda q: q.start)
-
-
-def evidence_quantities(text: str) -> list[Quantity]:
-    """The quantities of `text`, and what else can stand for a claim's number in evidence: digits glued
-    to letters ("legs2 – Active motion", "COVID-19") and the end of a year range ("1904–05" holds 1905)."""
-    text = normalise(text)
-    found = quantities(text)
-    for m in re.finditer(r"(?<=[A-Za-z])(\d+)(?![\d.,]\d)", text):
-        found.append(Quantity(float(m.group(1)), None, m.group(0), m.start(), m.end(), 1.0))
-    for m in re.finditer(r"\b(1\d|20)\d{2}\s*[-–/]\s*(\d{2})\b(?![-–/.,]?\d)", text):
-        found.append(Quantity(float(m.group(1) + m.group(2)), None, m.group(0), m.start(), m.end(), 1.0))
-    return found
-
-
-def _precision(raw: str, default: float) -> float:
-    if "." in raw:
-        return 10.0 ** -len(raw.split(".", 1)[1])
-    if "点" in raw:
-        return 10.0 ** -len(raw.split("点", 1)[1])
-    return default
 
 
 def _same_value(q: Quantity, e: Quantity) -> bool:
@@ -605,13 +396,6 @@ def _month(claim: str, evidence: str) -> GuardFinding | None:
         if not re.search(r"\b" + month, evidence, re.I):
             return GuardFinding("month", f"the claim's month '{m.group(1)}' has no counterpart in the evidence")
     return None
-
-
-def _negation_in(text: str) -> re.Match[str] | None:
-    """The first negation of `text` that negates ("not only", "doesn't just" contrast instead)."""
-    if has_han(text):
-        return _NEGATION_ZH.search(text)
-    return next((m for m in _NEGATION_EN.finditer(text) if not _CONTRASTIVE.match(text, m.end())), None)
 
 
 def _negation(claim: str, evidence: str) -> GuardFinding | None:

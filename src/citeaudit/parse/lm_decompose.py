@@ -23,7 +23,8 @@ asked again unless replaying. Within one run a statement is split once (a stream
 twice): the last `MEMO` outcomes are remembered. `check_recorded_splits` checks a store's recorded rows.
 
 The HTTP side (API key, retries with backoff, Retry-After, request and cost budgets, no proxy for a local
-server) is the remote judge's: `judges/remote.py`.
+server) is the `ChatClient` the remote judge asks through too (llm.py); the store is the judgment
+store's file (recordstore.py). Neither needs the judges.
 """
 
 from __future__ import annotations
@@ -39,10 +40,11 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import JudgeError, JudgeSetupError, MalformedAnswer, MissingDecomposition, StoreError
-from ..judges.base import Request
-from ..judges.remote import OpenAIJudge, Prompt, _snippet
-from ..judges.store import DECOMPOSITION_TABLE, JudgmentStore
-from ..text import NOT_NAMES
+from ..llm import OPENAI, ChatClient, Prompt, answer_json
+from ..llm import snippet as _snippet
+from ..quantities import negation_pattern, quantities
+from ..recordstore import DECOMPOSITION_TABLE, RecordStore
+from ..text import capitalised_names
 from .decompose import Decomposer, NoDecomposer, RuleDecomposer
 
 PROMPT_VERSION = "1"
@@ -78,59 +80,47 @@ MEMO = 10_000  # outcomes remembered within a run (more than a streamed run's ch
 
 # --- checking a split ----------------------------------------------------------------------------
 
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-_UNIT_SYMBOLS = ("%", "°", "$", "€", "£", "¥", "‰")
-_UNIT_WORDS = frozenset("""percent percentage mm cm m km kg g mg µg lb lbs oz ml l kwh wh kw mw gw w v mv
-    hz khz mhz ghz s ms sec secs second seconds min mins minute minutes h hr hrs hour hours day days week
-    weeks month months year years decade decades century centuries mph kph km/h ft feet inch inches mile
-    miles acre acres hectare hectares ton tons tonne tonnes celsius fahrenheit kelvin dollars euros pounds
-    yuan gb mb tb kb bit bits bytes""".split())
+# Numbers, units and negations are found as the guard finds them (quantities.py), read as a split needs:
+# digits only, the wide unit vocabulary, grammatical negations only.
 # "while" and "whereas" are left out: between two clauses they contrast, and a split rightly drops them
-_CONDITION_WORDS = frozenset("""if unless only when whenever except excluding without not no never
-    nor before after within until till provided least most up less more fewer than approximately about
+_CONDITION_WORDS = frozenset("""if unless only when whenever except excluding
+    before after within until till provided least most up less more fewer than approximately about
     around nearly almost roughly may might could can must should would all some none each every per""".split())
-_ZH_CONDITIONS = ("如果", "除非", "仅", "只", "不", "没有", "未", "以内", "之前", "之后", "至少", "至多", "约", "可能")
-_LATIN_WORD = re.compile(r"[A-Za-z][\w'’\-]*")
+_ZH_CONDITIONS = ("如果", "除非", "仅", "只", "以内", "之前", "之后", "至少", "至多", "约", "可能")
 
 
-def _numbers(text: str) -> set[str]:
-    return {re.sub(r"(?<=\d),(?=\d{3}\b)", "", n) for n in _NUMBER.findall(text)}
+def _number(value: float) -> str:
+    return str(int(value)) if value.is_integer() and abs(value) < 1e15 else f"{value:g}"
+
+
+def _numbers(text: str) -> dict[Any, str]:
+    """The numbers in digits of `text`: value (a version: as written) -> as shown in messages."""
+    out: dict[Any, str] = {}
+    for q in quantities(text, words=False, wide=True):
+        if q.unit and q.unit.startswith("version:"):
+            out.setdefault(q.unit, q.text)
+        else:
+            out.setdefault(q.value, _number(q.value))
+    return out
+
+
+def _units(text: str) -> dict[Any, str]:
+    """The units written with a number ("30 days", "15 %", "$5"): normalised unit -> as first written."""
+    return {q.unit: q.unit_text or q.unit for q in reversed(quantities(text, words=False, wide=True))
+            if q.unit and not q.unit.startswith("version:")}
 
 
 def _words(text: str) -> list[str]:
-    return [w.lower() for w in re.findall(r"[\w'’/]+|%|°|\$|€|£|¥|‰", text)]
+    return [w.lower() for w in re.findall(r"[\w'’/]+", text)]
 
 
-# A unit is a symbol, or a unit word right after a number ("30 days", "5km"): "in those days" has none,
-# and single letters ("U.S.") are units only after a number ("5 m").
-_UNIT_AFTER_NUMBER = re.compile(r"\d(?:[\d.,]*\d)?\s*([A-Za-zµ/]+)")
-
-
-def _units(text: str) -> set[str]:
-    words = {m.group(1).lower() for m in _UNIT_AFTER_NUMBER.finditer(text)}
-    return {w for w in words if w in _UNIT_WORDS} | {s for s in _UNIT_SYMBOLS if s in text}
-
-
-def _conditions(text: str, lang: str) -> set[str]:
-    if lang == "zh":
-        return {w for w in _ZH_CONDITIONS if w in text}
-    found = set()
-    for w in _words(text):
-        if w.endswith(("n't", "n’t")) or w == "cannot":
-            found.add("not")  # "doesn't" and "does not" are the same condition
-        elif w in _CONDITION_WORDS:
-            found.add(w)
-    return found
-
-
-def _names(text: str) -> set[str]:
-    """Capitalised words, lower-cased, except words that are never names ("The", "Some", "If")."""
-    out = set()
-    for m in _LATIN_WORD.finditer(text):
-        w = m.group()
-        if w[0].isupper() and w.lower() not in NOT_NAMES:
-            out.add(re.sub(r"['’]s?$", "", w.lower()))  # "Obama's" names Obama
-    return out
+def _conditions(text: str, lang: str) -> dict[Any, str]:
+    zh = lang == "zh"
+    found = {w for w in _ZH_CONDITIONS if w in text} if zh else {w for w in _words(text) if w in _CONDITION_WORDS}
+    for m in negation_pattern(zh, lexical=False).finditer(text.replace("’", "'")):
+        w = m.group(0).lower()
+        found.add("not" if w.endswith("n't") or w == "cannot" else w)  # "doesn't" and "does not" are one condition
+    return {w: w for w in found}
 
 
 def check_split(statement: str, claims: Sequence[str], lang: str = "en") -> str | None:
@@ -142,19 +132,15 @@ def check_split(statement: str, claims: Sequence[str], lang: str = "en") -> str 
         return f"{len(claims)} claims (at most {MAX_CLAIMS})"
     joined = "\n".join(claims)
     problems = []
-    for what, found in (("number", _numbers), ("unit", _units)):
+    for what, found in (("number", _numbers), ("unit", _units),
+                        ("condition word", lambda text: _conditions(text, lang))):
         stated, claimed = found(statement), found(joined)
-        if stated - claimed:
-            problems.append(f"drops {what} {', '.join(sorted(stated - claimed))}")
-        if claimed - stated:
-            problems.append(f"adds {what} {', '.join(sorted(claimed - stated))}")
-    stated, claimed = _conditions(statement, lang), _conditions(joined, lang)
-    if stated - claimed:
-        problems.append(f"drops condition word {', '.join(sorted(stated - claimed))}")
-    if claimed - stated:
-        problems.append(f"adds condition word {', '.join(sorted(claimed - stated))}")
+        for verb, mine, theirs in (("drops", stated, claimed), ("adds", claimed, stated)):
+            missing = sorted(mine[k] for k in mine.keys() - theirs.keys())
+            if missing:
+                problems.append(f"{verb} {what} {', '.join(missing)}")
     stated_words = set(_words(statement))
-    invented = {n for n in _names(joined) if n not in stated_words}
+    invented = {n for n in capitalised_names(joined) if n not in stated_words}
     if invented:
         problems.append(f"adds name {', '.join(sorted(invented))}")
     return "; ".join(problems) or None
@@ -162,44 +148,30 @@ def check_split(statement: str, claims: Sequence[str], lang: str = "en") -> str 
 
 # --- the model's answer --------------------------------------------------------------------------
 
-_FENCE = re.compile(r"^\s*```(?:json)?\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
-
 
 def parse_claims(response: Any) -> list[str]:
     """The claims in a chat-completions response body; `MalformedAnswer` says what is wrong."""
-    try:
-        content = response["choices"][0]["message"]["content"]
-    except (KeyError, IndexError, TypeError):
-        raise MalformedAnswer(f"no answer in the response: {_snippet(json.dumps(response))}") from None
-    if not isinstance(content, str) or not content.strip():
-        raise MalformedAnswer("empty answer")
-    fenced = _FENCE.match(content)
-    try:
-        data = json.loads(fenced.group(1) if fenced else content)
-    except json.JSONDecodeError as err:
-        raise MalformedAnswer(f"answer is not valid JSON ({err.msg}): {_snippet(content)}") from None
+    data, content = answer_json(response)
     claims = data.get("claims") if isinstance(data, dict) else None
     if not isinstance(claims, list) or not all(isinstance(c, str) and c.strip() for c in claims):
         raise MalformedAnswer(f'answer is not {{"claims": [non-empty strings]}}: {_snippet(content)}')
     return [" ".join(c.split()) for c in claims]
 
 
-class _SplitClient(OpenAIJudge):
-    """The remote judge's HTTP machinery (key, retries, budgets) sending the splitting prompt instead."""
+class _SplitClient(ChatClient):
+    """The shared chat client sending the splitting prompt."""
+
+    who = "openai claim splitter"
 
     def __init__(self, model: str, prompt: Prompt, **options: Any):
         super().__init__(model, **options)
         self.split_prompt = prompt
 
-    def _fail(self, request: Request, problem: str) -> JudgeError:
-        return JudgeError(f"openai claim splitter ({self.model} at {self.host}): statement "
-                          f"{_snippet(request.text, 120)!r}: {problem}")
-
     def split(self, statement: str) -> tuple[dict[str, Any], list[str]]:
         """The raw response and its claims; JudgeError once every attempt failed."""
         user = self.split_prompt.user.replace("{statement}", statement)
         messages = [{"role": "system", "content": self.split_prompt.system}, {"role": "user", "content": user}]
-        return self._ask(Request.of(statement, ()), messages, parse_claims)
+        return self.ask(f"statement {_snippet(statement, 120)!r}", messages, parse_claims)
 
 
 # --- the decomposer ------------------------------------------------------------------------------
@@ -220,12 +192,13 @@ def decomposition_key(statement: str, lang: str, splitter_signature: str) -> str
 
 class OpenAIDecomposer:
     """Claims proposed by a model behind an OpenAI-compatible endpoint, checked, recorded and replayable.
-    See the module docstring. `options` are the remote judge's (base_url, api_key, timeout, max_retries,
-    max_requests, max_cost, price_per_1k_tokens, backoff_*, sleep)."""
+    See the module docstring. `options` are the chat client's (llm.py: base_url, api_key, timeout,
+    max_retries, max_requests, max_cost, price_per_1k_tokens, backoff_*, sleep); `store` is a judgment
+    store (any `RecordStore`)."""
 
     name = "openai"
 
-    def __init__(self, model: str, *, store: JudgmentStore | None = None, replay: bool = False,
+    def __init__(self, model: str, *, store: RecordStore | None = None, replay: bool = False,
                  fallback: Decomposer | None = None, prompt_version: str = PROMPT_VERSION, **options: Any):
         if prompt_version not in SPLIT_PROMPTS:
             raise JudgeSetupError(f"unknown claim-splitting prompt version {prompt_version!r}; "
@@ -321,7 +294,7 @@ def _claims_of(outcome: dict[str, Any]) -> list[str] | None:
     return None
 
 
-def make_decomposer(spec: str, *, store: JudgmentStore | None = None, replay: bool = False) -> Decomposer:
+def make_decomposer(spec: str, *, store: RecordStore | None = None, replay: bool = False) -> Decomposer:
     """The claim splitter a spec names: `rule` (the default), `none`, or `openai:MODEL` (configured from
     the CITEAUDIT_OPENAI_* environment, as the openai judge is)."""
     name, _, argument = spec.partition(":")
@@ -330,8 +303,6 @@ def make_decomposer(spec: str, *, store: JudgmentStore | None = None, replay: bo
     if name == "none" and not argument:
         return NoDecomposer()
     if name == "openai":
-        from ..judges.spec import OPENAI
-
         options = OPENAI.parse(argument)
         keywords = {k: v for k, v in options.keywords().items() if k not in ("prompt_version", "concurrency")}
         return OpenAIDecomposer(options.head, store=store, replay=replay, **keywords)
