@@ -33,7 +33,7 @@ def export_by_scoring_again(session):
     """The export as the desk made it before: every case scored again with a fresh judgment source."""
     from citeaudit.judges import Judgments
     from citeaudit.metrics import score_cases
-    from citeaudit.runlog import build_runlog
+    from citeaudit.run.log import build_runlog
 
     cases = [session._resolved(case_id) for case_id in session.cases]
     judgments = Judgments(session.judge())

@@ -41,7 +41,7 @@ from pathlib import Path
 
 from citeaudit.judges import guard
 from citeaudit.judges.base import Request
-from citeaudit.labelled import Row, parse_rows
+from citeaudit.files.labelled import Row, parse_rows
 from citeaudit.stats import balanced_accuracy
 from citeaudit.training.data import load_all, split_rows
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from citeaudit.judges.base import Request
 from citeaudit.judges.embedding import EmbeddingJudge, default_encoder
-from citeaudit.labelled import load_rows
+from citeaudit.files.labelled import load_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -43,7 +43,7 @@ from pathlib import Path
 
 from citeaudit.judges.base import Request, judge_many
 from citeaudit.training.data import load_all, split_rows
-from citeaudit.labelled import Row, load_rows, parse_rows
+from citeaudit.files.labelled import Row, load_rows, parse_rows
 from citeaudit.stats import balanced_accuracy, best_threshold, bootstrap_interval, roc_auc, score_from
 
 ENGLISH = ("wice", "expertqa", "factcheck_gpt")

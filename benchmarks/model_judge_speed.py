@@ -40,7 +40,7 @@ from citeaudit.judges.base import Request
 from citeaudit.judges.local import CrossEncoderJudge
 from citeaudit.judges.model import ModelJudge, _subsets, is_chinese, make_model_judge, shipped_model_dir
 from citeaudit.judges.windows import set_windows
-from citeaudit.labelled import load_rows
+from citeaudit.files.labelled import load_rows
 from citeaudit.records import SourcePassage
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -175,7 +175,7 @@ def calibration_windows(judge: CrossEncoderJudge, limit: int) -> list[dict]:
     import json
     import random
 
-    from citeaudit.labelled import parse_rows
+    from citeaudit.files.labelled import parse_rows
     from citeaudit.training.data import load_all, split_rows
 
     train = [r for r in split_rows(load_all())["train"] if r["lang"] == "en"]
@@ -224,7 +224,7 @@ def variants(requests: list[Request], rounds: int, threads: int, work: Path, dev
 def dev_accuracy(dirs: dict[str, Path], threads: int, limit: int) -> dict[str, tuple[float, float]]:
     """The `model` judge (calibrated + guard) on English dev rows with each variant's weights."""
     from citeaudit.training.data import dev_rows
-    from citeaudit.validation import validate_judge
+    from citeaudit.training.validation import validate_judge
 
     rows = dev_rows(lang="en", limit=limit)
     print(f"(dev: {len(rows)} English rows, the `model` judge with each variant)")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from citeaudit.judges.base import Request
 from citeaudit.judges.model import make_model_judge
-from citeaudit.labelled import Row, load_rows
+from citeaudit.files.labelled import Row, load_rows
 
 
 def joined_requests(rows: list[Row]) -> list[Request]:

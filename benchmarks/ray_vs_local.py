@@ -20,7 +20,7 @@ from pathlib import Path
 
 from citeaudit.judges import Judgments, JudgmentStore, Request
 from citeaudit.judges.ray_engine import build_judge, fill_with_ray
-from citeaudit.labelled import load_rows
+from citeaudit.files.labelled import load_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from citeaudit.compare import compare, format_comparison
+from citeaudit.run.compare import compare, format_comparison
 from citeaudit.report.render import PIPED_WIDTH, print_text, to_markdown
 
 _COPIES = Path(__file__).resolve().parents[1] / "tests" / "run_copies.py"

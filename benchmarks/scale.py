@@ -75,9 +75,9 @@ def phase_steps(path: str, judgments_class=None):
     """The phases of `citeaudit score FILE --format json` as (name, step) pairs: each step takes what the
     one before returned. The judgments are a `judgments_class` (Judgments by default)."""
     from citeaudit.judges import Judgments, make_judge
-    from citeaudit.loading import load_cases
+    from citeaudit.files.loading import load_cases
     from citeaudit.metrics import Settings, score_cases
-    from citeaudit.report.results import results_of
+    from citeaudit.run.results import results_of
 
     judgments_class = judgments_class or Judgments
     return [
@@ -173,9 +173,9 @@ def profile_streamed(path: str, top: int = 25) -> None:
     import pstats
 
     from citeaudit.metrics import Settings
-    from citeaudit.resolve import Reading
-    from citeaudit.pipeline import Run, read_cases
-    from citeaudit.run_outputs import JsonLines
+    from citeaudit.parse.resolve import Reading
+    from citeaudit.run.pipeline import Run, read_cases
+    from citeaudit.run.outputs import JsonLines
 
     reading = Reading()
     profiler = cProfile.Profile()

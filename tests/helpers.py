@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from citeaudit.loading import parse_cases
+from citeaudit.files.loading import parse_cases
 from citeaudit.records import Judgment, SourcePassage
 
 

@@ -9,10 +9,10 @@ import importlib.util
 from pathlib import Path
 
 from citeaudit.judges import Judgments
-from citeaudit.loading import load_cases
+from citeaudit.files.loading import load_cases
 from citeaudit.metrics import Settings, score_cases
 from citeaudit.records import Evidence, Judgment
-from citeaudit.runlog import build_runlog
+from citeaudit.run.log import build_runlog
 
 _SYNTHETIC = Path(__file__).resolve().parents[1] / "benchmarks" / "synthetic.py"
 

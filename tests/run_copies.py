@@ -90,7 +90,7 @@ def write(path: Path, data: dict) -> Path:
 
 def as_log(data: dict):
     """The log the JSON reads as (migrated from the golden file's schema version, as reading does)."""
-    from citeaudit.runlog import MIGRATIONS, RunLog
+    from citeaudit.run.log import MIGRATIONS, RunLog
 
     while data["schema_version"] in MIGRATIONS:
         data = MIGRATIONS[data["schema_version"]](data)

@@ -7,14 +7,14 @@ import json
 
 import pytest
 
-from citeaudit.agree import Labels, RunClaim, agree, claims_of_log, compare, figures, load_labels
+from citeaudit.run.agree import Labels, RunClaim, agree, claims_of_log, compare, figures, load_labels
 from citeaudit.cli import main
-from citeaudit.cli_agree import agree_cmd
+from citeaudit.cli.agree import agree_cmd
 from citeaudit.errors import InputError
-from citeaudit.labelled import parse_rows
+from citeaudit.files.labelled import parse_rows
 from citeaudit.metrics.scoring import ClaimResult
 from citeaudit.records import LABELS, Judgment
-from citeaudit.runlog import read_runlog
+from citeaudit.run.log import read_runlog
 
 from helpers import make_case
 
@@ -171,7 +171,7 @@ def test_figures_threshold_and_no_resamples():
 def _desk_export(tmp_path, reviewers=(("maya", "none", "partial"),)) -> str:
     pytest.importorskip("fastapi")
     from citeaudit.cli import desk_session
-    from citeaudit.runlog import write_runlog
+    from citeaudit.run.log import write_runlog
 
     session = desk_session(())
     for reviewer, first, second in reviewers:
@@ -229,7 +229,7 @@ def streamed_run(tmp_path, runner) -> str:
 
 
 def test_a_streamed_run_log_is_read_like_a_whole_one(run, streamed_run, labels, runner):
-    from citeaudit.runlog import is_stream
+    from citeaudit.run.log import is_stream
 
     assert is_stream(streamed_run) and not is_stream(run)
     outputs = []

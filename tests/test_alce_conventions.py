@@ -12,10 +12,10 @@ import re
 import pytest
 
 from citeaudit.judges import Judgments, make_judge
-from citeaudit.loading import parse_cases
+from citeaudit.files.loading import parse_cases
 from citeaudit.metrics import Settings, score_cases
 from citeaudit.metrics import names as N
-from citeaudit.resolve import Reading
+from citeaudit.parse.resolve import Reading
 from citeaudit.text import sentence_spans
 
 DOCS = [{"title": f"Title {i}", "text": f"Passage number {i} about topic {i}."} for i in range(1, 5)]
@@ -129,7 +129,7 @@ def _with_labels(cases: list[dict], reading: Reading) -> list[dict]:
     """Curated labels for every claim text the ALCE reading produces (claims keep their case number)."""
     import json
 
-    from citeaudit.resolve import resolve
+    from citeaudit.parse.resolve import resolve
     from citeaudit.records import Case
 
     for case in cases:

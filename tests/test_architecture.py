@@ -98,13 +98,13 @@ def test_the_cycle_finder_finds_a_cycle():
 
 def test_the_graph_sees_lazy_and_relative_imports():
     graph = import_graph()
-    assert "citeaudit.records" in graph["citeaudit.loading"]  # module level, relative
+    assert "citeaudit.records" in graph["citeaudit.files.loading"]  # module level, relative
     assert "citeaudit.desk" in graph["citeaudit.cli"]  # inside a function
 
 
 def test_importing_a_submodule_runs_its_packages_init():
     graph = import_graph()
-    assert "citeaudit.metrics" in graph["citeaudit.exports"]  # `from .metrics import names` runs metrics/__init__
+    assert "citeaudit.metrics" in graph["citeaudit.report.exports"]  # `from .metrics import names` runs metrics/__init__
     assert "citeaudit.judges" in graph["citeaudit.metrics.scoring"]  # `from ..judges.base import` too
     assert "citeaudit.metrics" not in graph["citeaudit.metrics.scoring"]  # its own package is already importing
 
@@ -149,6 +149,39 @@ def test_parsing_imports_nothing_of_the_judges():
     for module in parse:
         judges = sorted(d for d in _reaches(graph, module) if d == "citeaudit.judges" or d.startswith("citeaudit.judges."))
         assert not judges, f"{module} imports {judges}"
+
+
+# The flow, in import order: a package imports the ground (citeaudit's top-level modules) and the packages
+# before it, never one after it. `files/` comes after `parse/`: reading a case file resolves it.
+FLOW = ("parse", "files", "judges", "metrics", "run", "report", "training", "examples", "desk", "testing", "cli")
+
+
+def _place(module: str) -> int | None:
+    """A module's place in the flow: -1 for the ground, None for the package root (the public API)."""
+    parts = module.split(".")
+    if len(parts) == 1:
+        return None
+    return FLOW.index(parts[1]) if parts[1] in FLOW else -1
+
+
+def against_the_flow(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    return sorted((a, b) for a, deps in graph.items() for b in deps
+                  if _place(a) is not None and _place(b) is not None and _place(b) > _place(a))
+
+
+def test_every_package_is_in_the_flow():
+    assert {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()} == set(FLOW)
+
+
+def test_the_flow_check_finds_an_import_against_it():
+    graph = {"citeaudit.run.log": {"citeaudit.report.render", "citeaudit.metrics", "citeaudit.records", "citeaudit"},
+             "citeaudit": {"citeaudit.cli"}}
+    assert against_the_flow(graph) == [("citeaudit.run.log", "citeaudit.report.render")]
+
+
+def test_a_package_imports_only_the_ground_and_the_packages_before_it():
+    against = against_the_flow(import_graph())
+    assert not against, "imports against the flow:\n" + "\n".join(f"    {a} imports {b}" for a, b in against)
 
 
 def test_the_reach_finder_follows_imports_through_other_modules():

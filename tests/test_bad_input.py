@@ -13,7 +13,7 @@ import pytest
 from citeaudit import jsonio
 from citeaudit.cli import main
 from citeaudit.errors import InputError
-from citeaudit.loading import MAX_DEPTH, load_cases, parse_cases, read_json_file
+from citeaudit.files.loading import MAX_DEPTH, load_cases, parse_cases, read_json_file
 
 from helpers import make_case
 

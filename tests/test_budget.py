@@ -9,7 +9,7 @@ import pytest
 from citeaudit import InputError, SearchBudget, verify
 from citeaudit.examples import load_example
 from citeaudit.judges import CuratedJudge
-from citeaudit.runlog import read_runlog
+from citeaudit.run.log import read_runlog
 
 ANSWER_A = "The continuous limit is 80 °C [D1]. Eco reduces annual energy by 15% [D3]."
 

@@ -18,7 +18,7 @@ from citeaudit.errors import JudgeSetupError  # noqa: E402
 from citeaudit.judges import calibration  # noqa: E402
 from citeaudit.judges.model import make_model_judge, shipped_model_dir  # noqa: E402
 from citeaudit.records import SourcePassage  # noqa: E402
-from citeaudit.validation import score_of  # noqa: E402
+from citeaudit.training.validation import score_of  # noqa: E402
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -11,7 +11,7 @@ from citeaudit.cli import main
 from citeaudit.errors import JudgeSetupError
 from citeaudit.judges import Judgments, make_judge
 from citeaudit.judges.cascade import CascadeJudge, split_cascade
-from citeaudit.loading import parse_cases
+from citeaudit.files.loading import parse_cases
 from citeaudit.metrics import Settings, score_cases
 from citeaudit.metrics import names as N
 from citeaudit.records import Judgment

@@ -13,7 +13,7 @@ import pytest
 
 from citeaudit.cli import main
 from citeaudit.parse.lm_decompose import decomposition_key
-from citeaudit.runlog import read_runlog
+from citeaudit.run.log import read_runlog
 from citeaudit.testing import OpenAIStub
 
 STATEMENT = "Downtime fell by 15% in the pilot, which ran for 30 days."

@@ -71,7 +71,7 @@ def test_report_refuses_an_output_in_a_missing_folder(runner, run_log, tmp_path)
 
 
 def test_a_finished_scoring_is_kept_when_its_log_cannot_be_written(runner, case_file, tmp_path, monkeypatch):
-    import citeaudit.outputs as outputs
+    import citeaudit.files.destinations as outputs
 
     target = tmp_path / "run.json"
     real = outputs._write_atomically
@@ -94,7 +94,7 @@ def test_a_finished_scoring_is_kept_when_its_log_cannot_be_written(runner, case_
 def test_an_interrupted_write_leaves_no_half_file(tmp_path, monkeypatch):
     import os
 
-    from citeaudit.outputs import write_output
+    from citeaudit.files.destinations import write_output
 
     target = tmp_path / "report.md"
     target.write_text("old report", encoding="utf-8")
@@ -158,7 +158,7 @@ def test_an_edited_run_log_is_reported_as_edited_and_shown_as_stored_in_every_fo
 
 
 def test_a_log_written_by_citeaudit_verifies(run_log):
-    from citeaudit.runlog import read_runlog
+    from citeaudit.run.log import read_runlog
 
     log = read_runlog(run_log)
     assert log.checksum and len(log.checksum) == 64 and not log.edited

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from citeaudit.cli import main
-from citeaudit.compare import ONE_RUN_RANK, change_rank, compare, run_names
+from citeaudit.run.compare import ONE_RUN_RANK, change_rank, compare, run_names
 from citeaudit.stats import bootstrap_interval, cohen_kappa, paired_ratio_differences
 
 from run_copies import as_log, copied_run, resum, write

@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 
 from citeaudit.cli import desk_session  # noqa: E402
 from citeaudit.desk.app import create_app  # noqa: E402
-from citeaudit.runlog import SCHEMA_VERSION, read_runlog  # noqa: E402
+from citeaudit.run.log import SCHEMA_VERSION, read_runlog  # noqa: E402
 
 
 # The desk answers only to its own host names (see test_desk_security.py); the test client's default
@@ -168,7 +168,7 @@ def test_desk_on_a_model_run_log_judges_edits_with_the_same_model(tmp_path, runn
 def test_a_run_log_whose_judge_cannot_be_made_says_so_and_replays(unsure, tmp_path):
     from citeaudit.judges import Judgments
     from citeaudit.metrics import score_cases
-    from citeaudit.runlog import build_runlog, write_runlog
+    from citeaudit.run.log import build_runlog, write_runlog
 
     _, judge, _ = unsure
     judgments = Judgments(judge)
@@ -306,7 +306,7 @@ def test_unknown_walkthrough_and_case(client):
 def test_kappa_waits_for_enough_reviewed_claims(tmp_path):
     # The built-in returns-desk, p7 and manual-audit answers make 20 distinct (claim, cited passages)
     # pairs with a judgment; a reviewer who agrees with every one gives kappa 1 at the 20th, n/a before.
-    from citeaudit.agree import DESK_MIN_PAIRS
+    from citeaudit.run.agree import DESK_MIN_PAIRS
 
     session = desk_session(())
     client = TestClient(create_app(session), base_url=DESK)
@@ -434,7 +434,7 @@ def test_the_queue_judges_a_case_again_only_once_it_changes(unsure):
 def test_a_run_log_with_uncertain_judgments_fills_the_queue(unsure, tmp_path):
     from citeaudit.judges import Judgments
     from citeaudit.metrics import score_cases
-    from citeaudit.runlog import build_runlog, write_runlog
+    from citeaudit.run.log import build_runlog, write_runlog
 
     _, judge, _ = unsure
     judgments = Judgments(judge)

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from citeaudit.cli import desk_session, main
-from citeaudit.runlog import is_run_log
+from citeaudit.run.log import is_run_log
 
 SOURCE = "schema_version"  # a source id: the case file holds the run log's key as a JSON string
 

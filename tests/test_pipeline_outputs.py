@@ -15,12 +15,12 @@ import pytest
 from citeaudit import register_judge
 from citeaudit.cli import main
 from citeaudit.judges import judgment_source
-from citeaudit.loading import load_cases
+from citeaudit.files.loading import load_cases
 from citeaudit.metrics import Settings, plan_requests, score_cases
 from citeaudit.records import Judgment
-from citeaudit.report.results import results_of
-from citeaudit.resolve import Reading
-from citeaudit.runlog import build_runlog, read_runlog, write_runlog
+from citeaudit.run.results import results_of
+from citeaudit.parse.resolve import Reading
+from citeaudit.run.log import build_runlog, read_runlog, write_runlog
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
 from synthetic import make_case  # noqa: E402

@@ -14,7 +14,7 @@ from citeaudit.errors import JudgeSetupError, UnknownJudge
 from citeaudit.examples import load_example
 from citeaudit.judges import judgment_source, parse_judge, run_judge
 from citeaudit.judges.source import Judgments
-from citeaudit.runlog import read_runlog
+from citeaudit.run.log import read_runlog
 
 
 @pytest.mark.parametrize("text, message", [

@@ -15,8 +15,8 @@ from citeaudit.judges import Judgments, make_judge
 from citeaudit.metrics import Settings, score_cases
 from citeaudit.metrics import names as N
 from citeaudit.records import Judgment, SourcePassage
-from citeaudit.report.results import results_of
-from citeaudit.runlog import build_runlog, read_runlog, rescore, write_runlog
+from citeaudit.run.results import results_of
+from citeaudit.run.log import build_runlog, read_runlog, rescore, write_runlog
 
 from helpers import load
 

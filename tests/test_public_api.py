@@ -14,7 +14,7 @@ def test_every_public_name_resolves():
 
 
 def test_the_run_log_is_public():
-    from citeaudit import runlog
+    from citeaudit.run import log as runlog
 
     assert {"RunLog", "read_runlog"} <= set(citeaudit.__all__)
     assert citeaudit.RunLog is runlog.RunLog
@@ -23,6 +23,6 @@ def test_the_run_log_is_public():
 
 def test_the_lazy_names_are_not_imported_with_the_package():
     code = ("import sys, citeaudit; "
-            "print(sorted(m for m in ('citeaudit.runlog', 'citeaudit.verification') if m in sys.modules))")
+            "print(sorted(m for m in ('citeaudit.run.log', 'citeaudit.run.verify') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -1,4 +1,4 @@
-"""Readers of other tools' files (citeaudit.readers): each fixture in tests/fixtures/formats is in the exact
+"""Readers of other tools' files (citeaudit.files.readers): each fixture in tests/fixtures/formats is in the exact
 shape its tool writes (README there). For each format: the cases validate and resolve, one row is read
 exactly, malformed rows are all reported at file:line: field in the input's own terms, and nothing of
 the original is lost (a round trip)."""
@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from citeaudit.errors import InputError
-from citeaudit.loading import load_cases
-from citeaudit.readers import READERS, ReadRecord, read, reader_options
+from citeaudit.files.loading import load_cases
+from citeaudit.files.readers import READERS, ReadRecord, read, reader_options
 from citeaudit.records import Case
-from citeaudit.resolve import Reading, resolve
+from citeaudit.parse.resolve import Reading, resolve
 
 FORMATS = Path(__file__).parent / "fixtures" / "formats"
 ALCE_ASQA = FORMATS / "alce_asqa_result.json"

@@ -11,7 +11,7 @@ import pytest
 
 from citeaudit.cli import _parse_metrics, score
 from citeaudit.metrics import names as N
-from citeaudit.readers import READERS
+from citeaudit.files.readers import READERS
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
@@ -52,7 +52,7 @@ def test_docs_metrics_lists_what_metrics_chooses_from():
 
 
 def test_the_registry_gives_the_lists_callers_use():
-    from citeaudit.compare import COMPARED
+    from citeaudit.run.compare import COMPARED
     from citeaudit.report.render import SUMMARY_MEASURES
 
     assert N.DESCRIPTIONS == {m.name: m.description for m in N.MEASURES.values()}

@@ -9,16 +9,16 @@ from pathlib import Path
 import pytest
 
 from citeaudit.cli import main
-from citeaudit.compare import compare
-from citeaudit.diagnose import diagnose
+from citeaudit.run.compare import compare
+from citeaudit.run.diagnose import diagnose
 from citeaudit.examples import load_example
 from citeaudit.judges import Judgments, judgment_source, make_judge
 from citeaudit.metrics import Settings, score_cases
 from citeaudit.metrics import Signature
-from citeaudit.report.results import results_of
-from citeaudit.review import rejudge, review
+from citeaudit.run.results import results_of
+from citeaudit.run.review import rejudge, review
 from citeaudit.errors import RunLogError
-from citeaudit.runlog import build_runlog, read_runlog, rescore, write_runlog
+from citeaudit.run.log import build_runlog, read_runlog, rescore, write_runlog
 
 from helpers import SetJudge, load, make_case
 
@@ -61,7 +61,7 @@ def test_golden_run_log():
 
 @pytest.mark.parametrize("old_file", [GOLDEN_V1, GOLDEN_V2, GOLDEN_V3, GOLDEN_V4], ids=["v1", "v2", "v3", "v4"])
 def test_an_older_log_reads_as_the_current_schema_with_the_same_figures(old_file):
-    from citeaudit.runlog import SCHEMA_VERSION
+    from citeaudit.run.log import SCHEMA_VERSION
 
     old = read_runlog(old_file)
     assert old.schema_version == SCHEMA_VERSION == 5 and not old.edited
@@ -79,7 +79,7 @@ def test_an_older_log_reads_as_the_current_schema_with_the_same_figures(old_file
 def test_migration_keeps_the_alce_convention():
     data = json.loads(GOLDEN_V1.read_text(encoding="utf-8"))
     data["settings"]["no_citation_precision"] = "zero"
-    from citeaudit.runlog import MIGRATIONS
+    from citeaudit.run.log import MIGRATIONS
 
     assert MIGRATIONS[1](data)["signature"]["nocite"] == "0"
 
@@ -173,7 +173,7 @@ def test_compare_two_runs_lists_changed_labels(tmp_path):
     b = json.loads(a.model_dump_json())
     claim = b["results"]["answers"][0]["claims"][1]
     claim["judgment"]["label"] = "partial"
-    from citeaudit.runlog import RunLog
+    from citeaudit.run.log import RunLog
 
     diff = compare(a, RunLog.model_validate(b))
     assert [(d.text, d.a, d.b) for d in diff.claims] == [("Eco reduces annual energy by 15%.", "none", "partial")]

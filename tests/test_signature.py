@@ -9,13 +9,13 @@ import pytest
 from click.testing import CliRunner
 
 from citeaudit.cli import main
-from citeaudit.compare import compare
+from citeaudit.run.compare import compare
 from citeaudit.errors import RunMismatch
 from citeaudit.examples import load_example
 from citeaudit.judges import Judgments, make_judge
 from citeaudit.metrics import Settings, Signature, score_cases
 from citeaudit.metrics.signature import parse_rendered
-from citeaudit.runlog import build_runlog, read_runlog
+from citeaudit.run.log import build_runlog, read_runlog
 
 CURATED = Signature(judge="curated@1#53285bd471b9", version="0.1.0")
 MODEL = "model:judge-v1[onnx:judge-v1@1#abc|max=256|map=full=full]|guard=on|cal=on|zh=embedding:0.9175"
@@ -116,7 +116,7 @@ def test_report_renders_the_log_alone(tmp_path, fmt, monkeypatch):
         raise AssertionError("report scored again")
 
     import citeaudit.metrics.scoring as scoring
-    import citeaudit.runlog as runlog
+    import citeaudit.run.log as runlog
 
     monkeypatch.setattr(scoring, "score_cases", no_scoring)
     monkeypatch.setattr(runlog, "score_cases", no_scoring)
@@ -139,7 +139,7 @@ def test_a_parsed_run_keeps_its_parser_through_the_log(tmp_path):
     assert log.signature.parser.startswith("citeaudit-parse@") and log.signature.claims == "rule@1"
     path = tmp_path / "zh.json"
     path.write_text(log.model_dump_json())
-    from citeaudit.runlog import rescore
+    from citeaudit.run.log import rescore
 
     report, _ = rescore(read_runlog(path))
     assert report.run_signature == log.signature
@@ -147,7 +147,7 @@ def test_a_parsed_run_keeps_its_parser_through_the_log(tmp_path):
 
 def test_compare_names_every_field_that_can_differ():
     """Each field two runs can differ in has a name in compare's refusal (none raises)."""
-    from citeaudit.compare import _mismatch_message
+    from citeaudit.run.compare import _mismatch_message
     from citeaudit.metrics.signature import FIGURE_FIELDS
 
     message = _mismatch_message([(f, "x", "y") for f in FIGURE_FIELDS], "A", "B")

@@ -19,8 +19,8 @@ from citeaudit.cli import main
 from citeaudit.errors import RunLogError
 from citeaudit.examples import EXAMPLE_FILES, example_text
 from citeaudit.judges import JudgmentStore
-from citeaudit.runlog import is_stream, read_runlog, rescore, stream_entries
-from citeaudit.report.results import results_of
+from citeaudit.run.log import is_stream, read_runlog, rescore, stream_entries
+from citeaudit.run.results import results_of
 
 from helpers import make_case
 
@@ -121,7 +121,7 @@ def test_conflicting_labels_in_two_cases_are_reported_as_when_loaded(runner, tmp
 def test_a_line_that_fails_when_read_again_is_reported_as_when_read_first(tmp_path):
     """The second pass reads faster; a file changed since the first is still reported line by line."""
     from citeaudit.errors import InputError
-    from citeaudit.loading import each_case, each_checked_case
+    from citeaudit.files.loading import each_case, each_checked_case
 
     good = _jsonl(tmp_path / "c.jsonl", [synthetic_case(i) for i in range(3)])
     assert [rc.origin for rc in each_checked_case([good])] == [rc.origin for rc in each_case([good])]

@@ -8,11 +8,11 @@ import json
 import pytest
 
 from citeaudit.errors import InputError, TrainingError
-from citeaudit.labelled import load_rows, parse_rows
+from citeaudit.files.labelled import load_rows, parse_rows
 from citeaudit.records import Judgment
 from citeaudit.stats import (balanced_accuracy, best_threshold, bootstrap_interval, cohen_kappa, confusion, metrics,
                              roc_auc)
-from citeaudit.validation import evaluate, validate_judge
+from citeaudit.training.validation import evaluate, validate_judge
 
 T, F = True, False
 
@@ -253,7 +253,7 @@ def test_evaluate_labels_rows_without_group_as_unset():
 
 def test_validate_judge_command(tmp_path, runner):
     from citeaudit.cli import _Group
-    from citeaudit.cli_judges import commands
+    from citeaudit.cli.judges import commands
     from citeaudit.judges import register_judge
 
     register_judge("test-score", "stand-in judge for tests")(lambda argument, cases: ScoreJudge())

@@ -12,8 +12,8 @@ from citeaudit import InputError, Judgment, Policy, Verification, verify
 from citeaudit.cli import main
 from citeaudit.examples import load_example
 from citeaudit.judges import CuratedJudge
-from citeaudit.runlog import read_runlog
-from citeaudit.verification import verify_case
+from citeaudit.run.log import read_runlog
+from citeaudit.run.verify import verify_case
 
 P7 = "p7_archive.json"
 AUDIT = "manual_audit.json"

@@ -5,12 +5,12 @@ passage support each claim?) and completeness (how many required facts does the 
 support?).
 """
 
-from ._version import __version__
-from .errors import CiteauditError, InputError, JudgeError, MissingJudgment, Problem, UnlabelledPair
-from .judges import CuratedJudge, Judge, Judgments, JudgmentStore, RecordedJudge, make_judge, register_judge
-from .loading import load_cases, parse_cases
-from .metrics import Ratio, Report, Settings, score_cases
-from .records import Answer, Case, Claim, Document, Judgment, Passage, RequiredFact, Statement
+from citeaudit._version import __version__
+from citeaudit.errors import CiteauditError, InputError, JudgeError, MissingJudgment, Problem, UnlabelledPair
+from citeaudit.judges import CuratedJudge, Judge, Judgments, JudgmentStore, RecordedJudge, make_judge, register_judge
+from citeaudit.files.loading import load_cases, parse_cases
+from citeaudit.metrics import Ratio, Report, Settings, score_cases
+from citeaudit.records import Answer, Case, Claim, Document, Judgment, Passage, RequiredFact, Statement
 
 __all__ = [
     "Answer", "Case", "CiteauditError", "Claim", "CuratedJudge", "Document", "InputError", "Judge",
@@ -21,8 +21,8 @@ __all__ = [
 ]
 
 # Loaded on first use, so that `import citeaudit` stays fast (docs/guard.md).
-_LAZY = {"verify": "verification", "Verification": "verification", "Policy": "verification", "SearchBudget": "budget",
-         "RunLog": "runlog", "read_runlog": "runlog"}
+_LAZY = {"verify": "run.verify", "Verification": "run.verify", "Policy": "run.verify", "SearchBudget": "budget",
+         "RunLog": "run.log", "read_runlog": "run.log"}
 
 
 def __getattr__(name: str):

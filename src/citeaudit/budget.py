@@ -17,7 +17,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .errors import InputError, Problem
+from citeaudit.errors import InputError, Problem
 
 
 def _limit(name: str, value: float | None) -> Problem | None:

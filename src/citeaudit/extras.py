@@ -7,7 +7,7 @@ from __future__ import annotations
 from importlib import import_module
 from types import ModuleType
 
-from .errors import MissingExtra
+from citeaudit.errors import MissingExtra
 
 __all__ = ["MissingExtra", "install_line", "require"]
 

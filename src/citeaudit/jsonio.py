@@ -18,7 +18,7 @@ from json.decoder import scanstring
 from pathlib import Path as FsPath
 from typing import Any
 
-from .errors import InputError, Problem, format_path
+from citeaudit.errors import InputError, Problem, format_path
 
 Path = tuple[str | int, ...]
 Spans = dict[Path, tuple[int, int]]

@@ -33,9 +33,9 @@ from http.client import HTTPException
 from typing import Any
 from urllib.parse import urlsplit
 
-from ._version import __version__
-from .errors import JudgeError, JudgeSetupError, MalformedAnswer, TransientFailure
-from .options import JudgeOptions, Option, integer, number, text
+from citeaudit._version import __version__
+from citeaudit.errors import JudgeError, JudgeSetupError, MalformedAnswer, TransientFailure
+from citeaudit.options import JudgeOptions, Option, integer, number, text
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 OPENAI_ENV = "CITEAUDIT_OPENAI_"

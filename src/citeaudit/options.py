@@ -16,8 +16,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import JudgeSetupError
-from .records import LABELS
+from citeaudit.errors import JudgeSetupError
+from citeaudit.records import LABELS
 
 # --- kinds of values ------------------------------------------------------------------------------
 

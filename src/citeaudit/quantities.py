@@ -12,7 +12,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from .text import has_han
+from citeaudit.text import has_han
 
 # --- number words ----------------------------------------------------------------------------------
 

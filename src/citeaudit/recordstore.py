@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from .errors import StoreError
+from citeaudit.errors import StoreError
 
 TABLE = "judgments"
 COLUMNS = ("key", "judge", "text", "passages", "judgment", "created")

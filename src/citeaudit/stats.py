@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .records import LABELS
+from citeaudit.records import LABELS
 
 
 def balanced_accuracy(gold: Sequence[bool], pred: Sequence[bool]) -> float | None:

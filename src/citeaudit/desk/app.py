@@ -21,9 +21,9 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field
 
-from ..errors import DeskError, DeskSetupError, format_path
-from ..extras import require
-from .session import DeskSession
+from citeaudit.errors import DeskError, DeskSetupError, format_path
+from citeaudit.extras import require
+from citeaudit.desk.session import DeskSession
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 MAX_BODY_BYTES = 1_000_000
@@ -279,8 +279,8 @@ def create_app(session: DeskSession, hosts: Iterable[str] = LOOPBACK_HOSTS, port
 def walkthrough_session() -> DeskSession:
     """The exercises' own session (the built-in returns desk case, curated labels): loading an exercise
     never touches the user's cases, their review or their exported run."""
-    from ..records import Case
-    from .walkthroughs import walkthrough_case
+    from citeaudit.records import Case
+    from citeaudit.desk.walkthroughs import walkthrough_case
 
     session = DeskSession([Case.model_validate(walkthrough_case("follow"))], "curated", source="exercises",
                           exercises=True)
@@ -320,7 +320,7 @@ def _api_routes(app, prefix: str, get_session) -> None:
 
     @app.get(f"{prefix}/walkthroughs")
     def walkthroughs() -> list[dict[str, Any]]:
-        from .walkthroughs import WALKTHROUGHS
+        from citeaudit.desk.walkthroughs import WALKTHROUGHS
 
         return [{"name": n, **w.describe(None)} for n, w in WALKTHROUGHS.items()]
 

@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import CiteauditError
-from ..judges import Judge, JudgeSpec, parse_judge, run_judge
-from ..resolve import ResolvedCase
+from citeaudit.errors import CiteauditError
+from citeaudit.judges import Judge, JudgeSpec, parse_judge, run_judge
+from citeaudit.parse.resolve import ResolvedCase
 
 SHIPPED_MODEL = "judge-v1"
 

@@ -17,16 +17,16 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..errors import DeskError, JudgeError, validation_problems
-from ..judges import Judge, Judgments, JudgeSpec, JudgmentStore, MemoryStore, Request, parse_judge, run_judge
-from ..metrics import ClaimResult, Report, Settings, score_cases
-from ..metrics import names as N
-from ..records import LABELS, Case, Judgment
-from ..report.render import answer_json
-from ..resolve import ResolvedCase, resolve
-from ..runlog import RunLog, build_runlog
-from .display import clip_text, fold_passage, preview
-from .walkthroughs import WALKTHROUGHS, walkthrough_case
+from citeaudit.errors import DeskError, JudgeError, validation_problems
+from citeaudit.judges import Judge, Judgments, JudgeSpec, JudgmentStore, MemoryStore, Request, parse_judge, run_judge
+from citeaudit.metrics import ClaimResult, Report, Settings, score_cases
+from citeaudit.metrics import names as N
+from citeaudit.records import LABELS, Case, Judgment
+from citeaudit.report.render import answer_json
+from citeaudit.parse.resolve import ResolvedCase, resolve
+from citeaudit.run.log import RunLog, build_runlog
+from citeaudit.desk.display import clip_text, fold_passage, preview
+from citeaudit.desk.walkthroughs import WALKTHROUGHS, walkthrough_case
 
 # How many cases the case picker lists, and how many queued claims a snapshot carries (the count is
 # always whole): a run of 10,000 answers is browsed through the paged answers table instead.
@@ -426,8 +426,8 @@ class DeskSession:
     def agreement(self) -> dict[str, Any]:
         """Human vs automatic labels on the claims people reviewed, measured as `citeaudit agree` does
         (agree.py): counts, the confusion table, and Cohen's kappa once enough claims are reviewed."""
-        from ..agree import DESK_MIN_PAIRS, claims_of_report, compare
-        from ..labelled import Row
+        from citeaudit.run.agree import DESK_MIN_PAIRS, claims_of_report, compare
+        from citeaudit.files.labelled import Row
 
         claims, rows = [], []
         for case_id in dict.fromkeys(h.case for h in self.human):  # score each reviewed case once
@@ -475,7 +475,7 @@ class DeskSession:
         """A run log of the current state, with human labels as judgments of `human:REVIEWER`. Each case's
         report and the judgments it used are the session's own (a case is scored again only if it changed
         since): nothing is judged twice. `progress(done, total)` is told after each case."""
-        from ..runlog import JudgmentRecord
+        from citeaudit.run.log import JudgmentRecord
 
         case_ids = list(self.cases)
         reports, used = [], {}

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..examples import example_text
+from citeaudit.examples import example_text
 
 
 @dataclass(frozen=True)

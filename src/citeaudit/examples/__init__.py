@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from ..errors import InputError
-from ..judges import Judgments, make_judge
-from ..loading import parse_cases
-from ..metrics import Report, Settings, score_cases
-from ..metrics import names as N
-from ..resolve import ResolvedCase
+from citeaudit.errors import InputError
+from citeaudit.judges import Judgments, make_judge
+from citeaudit.files.loading import parse_cases
+from citeaudit.metrics import Report, Settings, score_cases
+from citeaudit.metrics import names as N
+from citeaudit.parse.resolve import ResolvedCase
 
 EXAMPLE_FILES = ("p7_archive.json", "p7_archive_zh.json", "returns_desk.json", "manual_audit.json")
 P7_KS = (2, 3, 4)

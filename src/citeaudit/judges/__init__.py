@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from .base import Judge, JudgmentSource, Request, judge_many
-from .curated import CuratedJudge
-from .registry import (JudgeKind, available_judges, build_judge, judge_kinds, make_judge, parse_judge,
+from citeaudit.judges.base import Judge, JudgmentSource, Request, judge_many
+from citeaudit.judges.curated import CuratedJudge
+from citeaudit.judges.registry import (JudgeKind, available_judges, build_judge, judge_kinds, make_judge, parse_judge,
                        register_judge)
-from .source import Judgments, judgment_source, run_judge
-from .spec import JudgeSpec
-from .store import JudgmentStore, MemoryStore, RecordedJudge, judgment_key
+from citeaudit.judges.source import Judgments, judgment_source, run_judge
+from citeaudit.judges.spec import JudgeSpec
+from citeaudit.judges.store import JudgmentStore, MemoryStore, RecordedJudge, judgment_key
 
 __all__ = [
     "CuratedJudge", "Judge", "JudgmentSource", "JudgmentStore", "MemoryStore", "Judgments", "RecordedJudge", "Request",

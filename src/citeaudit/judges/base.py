@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from ..records import Judgment, SourcePassage
+from citeaudit.records import Judgment, SourcePassage
 
 
 @dataclass(frozen=True)

@@ -29,8 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import JudgeSetupError
-from ..text import content_words
+from citeaudit.errors import JudgeSetupError
+from citeaudit.text import content_words
 
 FILE_NAME = "calibration.json"
 FEATURES = ("logit_p_full", "claim_word_recall")

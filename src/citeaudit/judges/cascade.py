@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ..errors import JudgeSetupError
-from ..records import Judgment, SourcePassage
-from .base import Judge, Request, judge_many
+from citeaudit.errors import JudgeSetupError
+from citeaudit.records import Judgment, SourcePassage
+from citeaudit.judges.base import Judge, Request, judge_many
 
 HUMAN = "human"
 

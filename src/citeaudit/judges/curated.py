@@ -6,10 +6,10 @@ import hashlib
 import json
 from collections.abc import Iterable, Sequence
 
-from ..errors import InputError, Problem, UnlabelledPair
-from ..records import Judgment, Label, SourcePassage
-from ..resolve import ResolvedCase
-from .base import Request
+from citeaudit.errors import InputError, Problem, UnlabelledPair
+from citeaudit.records import Judgment, Label, SourcePassage
+from citeaudit.parse.resolve import ResolvedCase
+from citeaudit.judges.base import Request
 
 VERSION = "1"
 

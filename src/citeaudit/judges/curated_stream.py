@@ -21,11 +21,11 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from ..errors import InputError, Problem, UnlabelledPair
-from ..records import Judgment, SourcePassage
-from ..resolve import ResolvedCase
-from .base import Request
-from .curated import VERSION
+from citeaudit.errors import InputError, Problem, UnlabelledPair
+from citeaudit.records import Judgment, SourcePassage
+from citeaudit.parse.resolve import ResolvedCase
+from citeaudit.judges.base import Request
+from citeaudit.judges.curated import VERSION
 
 
 def _shas(passages: Iterable[SourcePassage]) -> list[str]:

@@ -27,13 +27,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..errors import JudgeSetupError
-from ..extras import require
-from ..records import Evidence, Judgment, SourcePassage, file_sha256
-from .base import Request
-from .cache import BoundedCache
-from .spec import EMBEDDING, EMBEDDING_THRESHOLD, EMBEDDING_WINDOW
-from .windows import Window, passage_windows
+from citeaudit.errors import JudgeSetupError
+from citeaudit.extras import require
+from citeaudit.records import Evidence, Judgment, SourcePassage, file_sha256
+from citeaudit.judges.base import Request
+from citeaudit.judges.cache import BoundedCache
+from citeaudit.judges.spec import EMBEDDING, EMBEDDING_THRESHOLD, EMBEDDING_WINDOW
+from citeaudit.judges.windows import Window, passage_windows
 
 VERSION = "1"
 DEFAULT_THRESHOLD = EMBEDDING_THRESHOLD

@@ -49,17 +49,17 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from ..errors import JudgeError
+from citeaudit.errors import JudgeError
 # numbers, units and negations are found as the claim splitter finds them (quantities.py), read as the
 # guard's rules were measured (no `wide` units, every number word, lexical negations)
-from ..quantities import CN_NUMBER as _CN_NUMBER
-from ..quantities import CONTRASTIVE as _CONTRASTIVE
-from ..quantities import NEGATION_EN as _NEGATION_EN
-from ..quantities import NEGATION_ZH as _NEGATION_ZH
-from ..quantities import TENS_EN as _TENS_EN
-from ..quantities import Quantity, evidence_quantities, normalise, quantities  # noqa: F401 - importable here
-from ..quantities import negation_in as _negation_in
-from ..text import STOP_WORDS, has_han, rule_sentence_spans
+from citeaudit.quantities import CN_NUMBER as _CN_NUMBER
+from citeaudit.quantities import CONTRASTIVE as _CONTRASTIVE
+from citeaudit.quantities import NEGATION_EN as _NEGATION_EN
+from citeaudit.quantities import NEGATION_ZH as _NEGATION_ZH
+from citeaudit.quantities import TENS_EN as _TENS_EN
+from citeaudit.quantities import Quantity, evidence_quantities, normalise, quantities  # noqa: F401 - importable here
+from citeaudit.quantities import negation_in as _negation_in
+from citeaudit.text import STOP_WORDS, has_han, rule_sentence_spans
 
 # --- number words ----------------------------------------------------------------------------------
 

@@ -16,13 +16,13 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..errors import JudgeSetupError, JudgeError
-from ..extras import require
-from ..records import LABELS, Evidence, Judgment, Label, SourcePassage, directory_sha256
-from .base import Request
-from .cache import BoundedCache
-from .spec import HF, ONNX, Options
-from .windows import Window, set_windows
+from citeaudit.errors import JudgeSetupError, JudgeError
+from citeaudit.extras import require
+from citeaudit.records import LABELS, Evidence, Judgment, Label, SourcePassage, directory_sha256
+from citeaudit.judges.base import Request
+from citeaudit.judges.cache import BoundedCache
+from citeaudit.judges.spec import HF, ONNX, Options
+from citeaudit.judges.windows import Window, set_windows
 
 VERSION = "1"
 COUNTS_REMEMBERED = 200_000  # token counts kept per judge

@@ -53,16 +53,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..errors import JudgeError, JudgeSetupError
-from ..records import Judgment, SourcePassage
-from ..text import han_share, has_han
-from . import calibration
-from .base import Request
-from .cache import BoundedCache
-from .guard import check
-from .local import CrossEncoderJudge
-from .spec import MODEL, MODEL_UNCERTAIN_BAND, ZH_EMBEDDING_THRESHOLD
-from .windows import TokenSpans, Window, set_windows
+from citeaudit.errors import JudgeError, JudgeSetupError
+from citeaudit.records import Judgment, SourcePassage
+from citeaudit.text import han_share, has_han
+from citeaudit.judges import calibration
+from citeaudit.judges.base import Request
+from citeaudit.judges.cache import BoundedCache
+from citeaudit.judges.guard import check
+from citeaudit.judges.local import CrossEncoderJudge
+from citeaudit.judges.spec import MODEL, MODEL_UNCERTAIN_BAND, ZH_EMBEDDING_THRESHOLD
+from citeaudit.judges.windows import TokenSpans, Window, set_windows
 
 MODEL_NAME = "judge-v1"
 CHINESE_SHARE = 0.3  # Han share of the letters from which a claim or its passages count as Chinese
@@ -197,7 +197,7 @@ class ModelJudge:
     @property
     def zh_judge(self):
         if self._zh_judge is None:
-            from .embedding import make_embedding_judge
+            from citeaudit.judges.embedding import make_embedding_judge
 
             self._zh_judge = make_embedding_judge(ZH_EMBEDDING_THRESHOLD)
         return self._zh_judge

@@ -25,15 +25,15 @@ import socket
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from .. import errors
-from ..errors import CiteauditError, EngineError, JudgeError
-from ..extras import require
-from ..records import Judgment
-from ..resolve import ResolvedCase
-from .registry import parse_judge
-from .base import Judge, Request
-from .source import Judgments, run_judge
-from .spec import JudgeSpec
+from citeaudit import errors
+from citeaudit.errors import CiteauditError, EngineError, JudgeError
+from citeaudit.extras import require
+from citeaudit.records import Judgment
+from citeaudit.parse.resolve import ResolvedCase
+from citeaudit.judges.registry import parse_judge
+from citeaudit.judges.base import Judge, Request
+from citeaudit.judges.source import Judgments, run_judge
+from citeaudit.judges.spec import JudgeSpec
 
 DEFAULT_BLOCK_SIZE = 256
 # Environment variables that configure judges (CITEAUDIT_*, and the OpenAI client's usual two, which
@@ -56,7 +56,7 @@ def _parts(judge: Any) -> Iterator[Any]:
 
 
 def _is_remote(judge: Judge) -> bool:
-    from .remote import OpenAIJudge
+    from citeaudit.judges.remote import OpenAIJudge
 
     return any(isinstance(part, OpenAIJudge) for part in _parts(judge))
 

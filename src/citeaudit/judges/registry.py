@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..errors import JudgeSetupError, UnknownJudge
-from ..resolve import ResolvedCase
-from .base import Judge
-from .curated import CuratedJudge
-from .spec import EMBEDDING, HF, MODEL, ONNX, OPENAI, JudgeOptions, JudgeSpec
+from citeaudit.errors import JudgeSetupError, UnknownJudge
+from citeaudit.parse.resolve import ResolvedCase
+from citeaudit.judges.base import Judge
+from citeaudit.judges.curated import CuratedJudge
+from citeaudit.judges.spec import EMBEDDING, HF, MODEL, ONNX, OPENAI, JudgeOptions, JudgeSpec
 
 JudgeFactory = Callable[[str, Sequence[ResolvedCase]], Judge]
 
@@ -65,14 +65,14 @@ def _curated(spec: JudgeSpec, cases: Sequence[ResolvedCase]) -> Judge:
 
 @_kind("hf", "a local transformers sequence-classification checkpoint: hf:PATH[::NAME=label,...]", HF)
 def _hf(spec: JudgeSpec, cases: Sequence[ResolvedCase]) -> Judge:
-    from .local import local_judge
+    from citeaudit.judges.local import local_judge
 
     return local_judge("hf", spec.options)
 
 
 @_kind("onnx", "a local ONNX classifier with tokenizer.json and config.json: onnx:PATH[::NAME=label,...]", ONNX)
 def _onnx(spec: JudgeSpec, cases: Sequence[ResolvedCase]) -> Judge:
-    from .local import local_judge
+    from citeaudit.judges.local import local_judge
 
     return local_judge("onnx", spec.options)
 
@@ -80,7 +80,7 @@ def _onnx(spec: JudgeSpec, cases: Sequence[ResolvedCase]) -> Judge:
 @_kind("model", "the shipped offline judge (int8 MiniLM cross-encoder + qualifier guard): model[:OPTION=VALUE,...]",
        MODEL, can_be_unsure=True)
 def _model(spec: JudgeSpec, cases: Sequence[ResolvedCase]) -> Judge:
-    from .model import ModelJudge
+    from citeaudit.judges.model import ModelJudge
 
     return ModelJudge(**spec.options.keywords())
 
@@ -88,7 +88,7 @@ def _model(spec: JudgeSpec, cases: Sequence[ResolvedCase]) -> Judge:
 @_kind("embedding", "cosine similarity of packaged multilingual-e5-small embeddings: embedding[:THRESHOLD] or "
                     "embedding[:OPTION=VALUE,...]", EMBEDDING)
 def _embedding(spec: JudgeSpec, cases: Sequence[ResolvedCase]) -> Judge:
-    from .embedding import EmbeddingJudge
+    from citeaudit.judges.embedding import EmbeddingJudge
 
     return EmbeddingJudge(**spec.options.keywords())
 
@@ -96,7 +96,7 @@ def _embedding(spec: JudgeSpec, cases: Sequence[ResolvedCase]) -> Judge:
 @_kind("openai", "an OpenAI-compatible chat endpoint: openai:MODEL[,OPTION=VALUE,...]; the API key comes from "
                  "CITEAUDIT_OPENAI_API_KEY or OPENAI_API_KEY only (see docs/remote-judges.md)", OPENAI)
 def _openai(spec: JudgeSpec, cases: Sequence[ResolvedCase]) -> Judge:
-    from .remote import OpenAIJudge
+    from citeaudit.judges.remote import OpenAIJudge
 
     return OpenAIJudge(spec.options.head, **spec.options.keywords())
 
@@ -104,7 +104,7 @@ def _openai(spec: JudgeSpec, cases: Sequence[ResolvedCase]) -> Judge:
 @_kind("cascade", "judge with the first, send only its uncertain pairs to the second: cascade:FIRST,SECOND "
                   "(SECOND may be `human`: they wait for review in the desk)")
 def _cascade(spec: JudgeSpec, cases: Sequence[ResolvedCase]) -> Judge:
-    from .cascade import CascadeJudge
+    from citeaudit.judges.cascade import CascadeJudge
 
     first, second = spec.parts
     return CascadeJudge(build_judge(first, cases), build_judge(second, cases) if second is not None else None)
@@ -130,7 +130,7 @@ def parse_judge(spec: str | JudgeSpec) -> JudgeSpec:
     if kind is None:
         raise UnknownJudge(f"unknown judge '{spec}'; known judges: {', '.join(sorted(_REGISTRY))}")
     if name == "cascade":
-        from .cascade import cascade_parts
+        from citeaudit.judges.cascade import cascade_parts
 
         parts = tuple(None if p is None else parse_judge(p) for p in cascade_parts(argument, _REGISTRY.__contains__))
         if not parts[0].can_be_unsure:

@@ -28,15 +28,15 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..errors import BatchJudgeError, JudgeError, JudgeSetupError, MalformedAnswer, validation_problems
+from citeaudit.errors import BatchJudgeError, JudgeError, JudgeSetupError, MalformedAnswer, validation_problems
 # the HTTP client is shared with the claim splitter; its names stay importable from here
-from ..llm import (  # noqa: F401
+from citeaudit.llm import (  # noqa: F401
     DEFAULT_BASE_URL, ENV_PREFIX, OPENAI, ChatClient, Prompt, _is_local, _retry_after, answer_json,
     snippet as _snippet,
 )
-from ..records import Evidence, Judgment, Label, SourcePassage
-from .base import Request
-from .store import judgment_key
+from citeaudit.records import Evidence, Judgment, Label, SourcePassage
+from citeaudit.judges.base import Request
+from citeaudit.judges.store import judgment_key
 
 # --- the prompt ---------------------------------------------------------------------------------
 

@@ -6,15 +6,15 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import JudgeError, JudgeSetupError
-from ..records import Judgment, SourcePassage
-from .base import Judge, Request, judge_many
-from .spec import JudgeSpec
-from .store import JudgmentStore, RecordedJudge
+from citeaudit.errors import JudgeError, JudgeSetupError
+from citeaudit.records import Judgment, SourcePassage
+from citeaudit.judges.base import Judge, Request, judge_many
+from citeaudit.judges.spec import JudgeSpec
+from citeaudit.judges.store import JudgmentStore, RecordedJudge
 
 if TYPE_CHECKING:
-    from ..resolve import ResolvedCase
-    from .curated_stream import LabelTable
+    from citeaudit.parse.resolve import ResolvedCase
+    from citeaudit.judges.curated_stream import LabelTable
 
 
 class Judgments:
@@ -126,12 +126,12 @@ def run_judge(spec: str | JudgeSpec, cases: Sequence[ResolvedCase] = (), convent
     """The judge a run with these settings uses, built the same way on every path (and on every Ray
     worker): under ALCE's conventions a judge that reads passages sees each after its "Title:" line, as
     ALCE's entailment model does; the curated judge's labels are keyed by the passage text itself."""
-    from .registry import build_judge, parse_judge
+    from citeaudit.judges.registry import build_judge, parse_judge
 
     spec = parse_judge(spec)
     judge = build_judge(spec, cases)
     if conventions == "alce" and not spec.labels_only:
-        from .titled import TitledPassages
+        from citeaudit.judges.titled import TitledPassages
 
         judge = TitledPassages(judge)
     return judge
@@ -144,7 +144,7 @@ def judgment_source(spec: str | JudgeSpec, cases: Sequence[ResolvedCase] | Calla
     desk, Ray): the judge named by `spec`, the run's conventions, the store of recorded judgments, and
     replay (judge from the store only). `cases` may be a function that reads them again: they are read
     only when the judge is built from them. A streamed run's curated labels come as a `LabelTable`."""
-    from .registry import parse_judge
+    from citeaudit.judges.registry import parse_judge
 
     spec = parse_judge(spec)
     if isinstance(store, (str, Path)):
@@ -152,7 +152,7 @@ def judgment_source(spec: str | JudgeSpec, cases: Sequence[ResolvedCase] | Calla
     if replay and store is None:
         raise JudgeSetupError("--replay needs --store: replay judges only from recorded judgments")
     if labels is not None and spec.labels_only:
-        from .curated_stream import StreamedCuratedJudge
+        from citeaudit.judges.curated_stream import StreamedCuratedJudge
 
         judge = StreamedCuratedJudge(labels)
         if store is None and not replay:

@@ -22,10 +22,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import JudgeSetupError
-from ..llm import OPENAI, OPENAI_ENV  # noqa: F401 - the openai table is the chat client's
+from citeaudit.errors import JudgeSetupError
+from citeaudit.llm import OPENAI, OPENAI_ENV  # noqa: F401 - the openai table is the chat client's
 # the grammar lives below the judges (options.py); its names stay importable from here
-from ..options import (  # noqa: F401
+from citeaudit.options import (  # noqa: F401
     JudgeOptions, Kind, Option, Options, choice, integer, number, switch, text,
 )
 
@@ -45,7 +45,7 @@ EMBEDDING_WINDOW = 160
 
 def _guard_version() -> int:
     # read when a signature is written, not on import: the guard is only loaded for a model judge
-    from .guard import VERSION
+    from citeaudit.judges.guard import VERSION
 
     return VERSION
 

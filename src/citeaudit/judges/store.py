@@ -22,13 +22,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..errors import MissingJudgment, StoreError, validation_problems
-from ..records import Judgment, SourcePassage
+from citeaudit.errors import MissingJudgment, StoreError, validation_problems
+from citeaudit.records import Judgment, SourcePassage
 # the file, its layout and locking are shared with recorded claim splits; the names stay importable here
-from ..recordstore import (  # noqa: F401
+from citeaudit.recordstore import (  # noqa: F401
     BUSY_TIMEOUT_S, COLUMNS, DECOMPOSITION_SCHEMA, DECOMPOSITION_TABLE, SCHEMA, TABLE, RecordStore, _is_busy,
 )
-from .base import Request
+from citeaudit.judges.base import Request
 
 
 

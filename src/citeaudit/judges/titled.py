@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ..records import Evidence, Judgment, SourcePassage
-from .base import Judge, Request, judge_many
+from citeaudit.records import Evidence, Judgment, SourcePassage
+from citeaudit.judges.base import Judge, Request, judge_many
 
 
 def title_line(passage: SourcePassage) -> str:

@@ -22,8 +22,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from ..records import SourcePassage
-from ..text import rule_sentence_spans
+from citeaudit.records import SourcePassage
+from citeaudit.text import rule_sentence_spans
 
 
 @dataclass(frozen=True)

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..records import Judgment
-from ..resolve import ResolvedCase
-from . import names as N
-from .ratio import Ratio
+from citeaudit.records import Judgment
+from citeaudit.parse.resolve import ResolvedCase
+from citeaudit.metrics import names as N
+from citeaudit.metrics.ratio import Ratio
 
 NO_FLAGGED = "no judged answer is flagged supported"
 NO_SUPPORTED = "no supported answer whose ranking retrieved every required fact"

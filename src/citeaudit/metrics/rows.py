@@ -2,7 +2,7 @@
 report just scored, under the columns of `COLUMNS` (docs/exports.md describes each one).
 
 Rows are read through attributes, so this module imports neither the run log nor scoring: `Report`
-and `RunLog` offer them as DataFrames, and `citeaudit.exports` writes them to files.
+and `RunLog` offer them as DataFrames, and `citeaudit.report.exports` writes them to files.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..extras import require
-from . import names as N
+from citeaudit.extras import require
+from citeaudit.metrics import names as N
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,7 @@ COLUMN_NAMES = tuple(c.name for c in COLUMNS)
 
 
 def claim_rows(log: Any) -> Iterator[dict[str, Any]]:
-    """One row per claim and citation of a run log (`citeaudit.runlog.RunLog`), answers in the log's
+    """One row per claim and citation of a run log (`citeaudit.run.log.RunLog`), answers in the log's
     order; a claim without citations gives one row with empty citation and passage fields."""
     passages = {(p.case, p.id): p.model_dump() for p in log.passages}
     for answer in log.results.answers:
@@ -71,7 +71,7 @@ def claim_rows(log: Any) -> Iterator[dict[str, Any]]:
 
 def stream_claim_rows(entries: Iterable[Any]) -> Iterator[dict[str, Any]]:
     """The rows of `claim_rows` from a streamed run log read one case at a time (the `CaseEntry`s of
-    `citeaudit.runlog.stream_entries`; other lines are passed over): memory holds one case."""
+    `citeaudit.run.log.stream_entries`; other lines are passed over): memory holds one case."""
     for entry in entries:
         if not hasattr(entry, "answers"):
             continue

@@ -17,15 +17,15 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from .._version import __version__
-from ..errors import MissingJudgment, UnlabelledPair
-from ..judges.base import JudgmentSource, Request
-from ..records import LABELS, Answer, Judgment, SourcePassage
-from ..resolve import Reading, ResolvedCase
-from . import names as N
-from .predicted import answer_supported, flag_ratios, retrieval_sufficient
-from .ratio import Ratio, mean_of
-from .signature import Signature
+from citeaudit._version import __version__
+from citeaudit.errors import MissingJudgment, UnlabelledPair
+from citeaudit.judges.base import JudgmentSource, Request
+from citeaudit.records import LABELS, Answer, Judgment, SourcePassage
+from citeaudit.parse.resolve import Reading, ResolvedCase
+from citeaudit.metrics import names as N
+from citeaudit.metrics.predicted import answer_supported, flag_ratios, retrieval_sufficient
+from citeaudit.metrics.ratio import Ratio, mean_of
+from citeaudit.metrics.signature import Signature
 
 NO_CITATION_JUDGE = "rule:no-citation"
 UNJUDGED = "unjudged"
@@ -372,10 +372,10 @@ class Parsing:
         if not any(rc.parsed for rc in cases):
             return None
         if settings is not None and settings.conventions == "alce":
-            from ..parse import alce
+            from citeaudit.parse import alce
 
             return cls(alce.parser_signature(), alce.CLAIMS_SIGNATURE)
-        from ..parse import claim_splitter_signature, parser_signature
+        from citeaudit.parse import claim_splitter_signature, parser_signature
 
         return cls(parser_signature(), claim_splitter_signature(reading.decomposer if reading else None))
 
@@ -482,7 +482,7 @@ class Report:
 
     def to_pandas(self):
         """One row per claim and citation (docs/exports.md) as a pandas DataFrame; needs citeaudit[formats]."""
-        from .rows import report_frame
+        from citeaudit.metrics.rows import report_frame
 
         return report_frame(self)
 

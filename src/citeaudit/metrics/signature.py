@@ -18,7 +18,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from . import names as N
+from citeaudit.metrics import names as N
 
 # Fields that change figures: two runs that differ in one of these are not compared silently.
 FIGURE_FIELDS = ("judge", "parser", "claims", "nocite", "conventions", "invalid", "missing")

@@ -7,9 +7,9 @@ See ``docs/parsing.md`` for the marker styles, how numeric markers map to passag
 splitting, statement kinds and the claim-splitting rules.
 """
 
-from .answer import parse_answer
-from .decompose import Decomposer, NoDecomposer, RuleDecomposer
-from .text import detect_language
+from citeaudit.parse.answer import parse_answer
+from citeaudit.parse.decompose import Decomposer, NoDecomposer, RuleDecomposer
+from citeaudit.parse.text import detect_language
 
 # Bump when a rule of sentence splitting, marker reading or statement kinds changes.
 PARSER_VERSION = "1"

@@ -21,8 +21,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ..records import Span, Statement
-from ..text import sentence_spans
+from citeaudit.records import Span, Statement
+from citeaudit.text import sentence_spans
 
 AT_MOST_CITATIONS = 3  # eval.py --at_most_citations default
 VERSION = 1

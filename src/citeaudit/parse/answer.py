@@ -6,13 +6,13 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import get_args
 
-from ..errors import InputError, Problem
-from ..records import Claim, Span, Statement, StatementKind
-from .decompose import Decomposer, RuleDecomposer
-from .kinds import classify
-from .markers import Cluster, cluster_markers, definition_lines, find_markers
-from .segment import ABBREVIATIONS, split_sentences
-from .text import Cleaned, clean, detect_language
+from citeaudit.errors import InputError, Problem
+from citeaudit.records import Claim, Span, Statement, StatementKind
+from citeaudit.parse.decompose import Decomposer, RuleDecomposer
+from citeaudit.parse.kinds import classify
+from citeaudit.parse.markers import Cluster, cluster_markers, definition_lines, find_markers
+from citeaudit.parse.segment import ABBREVIATIONS, split_sentences
+from citeaudit.parse.text import Cleaned, clean, detect_language
 
 _KINDS: tuple[str, ...] = get_args(StatementKind)
 _TRAILING = ".,;:!?。，；：！？、 \t\n"

@@ -39,13 +39,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import JudgeError, JudgeSetupError, MalformedAnswer, MissingDecomposition, StoreError
-from ..llm import OPENAI, ChatClient, Prompt, answer_json
-from ..llm import snippet as _snippet
-from ..quantities import negation_pattern, quantities
-from ..recordstore import DECOMPOSITION_TABLE, RecordStore
-from ..text import capitalised_names
-from .decompose import Decomposer, NoDecomposer, RuleDecomposer
+from citeaudit.errors import JudgeError, JudgeSetupError, MalformedAnswer, MissingDecomposition, StoreError
+from citeaudit.llm import OPENAI, ChatClient, Prompt, answer_json
+from citeaudit.llm import snippet as _snippet
+from citeaudit.quantities import negation_pattern, quantities
+from citeaudit.recordstore import DECOMPOSITION_TABLE, RecordStore
+from citeaudit.text import capitalised_names
+from citeaudit.parse.decompose import Decomposer, NoDecomposer, RuleDecomposer
 
 PROMPT_VERSION = "1"
 

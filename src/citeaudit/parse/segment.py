@@ -32,8 +32,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..text import sentence_spans
-from .markers import Cluster
+from citeaudit.text import sentence_spans
+from citeaudit.parse.markers import Cluster
 
 # Lower-cased, without the final period. Only used to glue a split before a digit or lower case.
 ABBREVIATIONS = frozenset(

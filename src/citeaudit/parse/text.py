@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..text import detect_language
-from .markers import Cluster
+from citeaudit.text import detect_language
+from citeaudit.parse.markers import Cluster
 
 __all__ = ["CLOSING", "Cleaned", "clean", "detect_language"]
 

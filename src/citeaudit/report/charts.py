@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..extras import install_line
-from ..metrics import names as N
-from .results import AnswerRecord, Ratios
+from citeaudit.extras import install_line
+from citeaudit.metrics import names as N
+from citeaudit.run.results import AnswerRecord, Ratios
 
 INSTALL_HINT = install_line("report")
 HISTOGRAM_MEASURES = (N.SUPPORT, N.CITATION_PRECISION)

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..runlog import RunLog
-from ..stats import score_from
-from .advice import claim_advice, guard_notes, quoted
+from citeaudit.run.log import RunLog
+from citeaudit.stats import score_from
+from citeaudit.run.advice import claim_advice, guard_notes, quoted
 
 FOLD = 400  # characters of passage kept either side of the highlighted span; the rest is folded
 COLUMNS = ("kind", "system", "case", "answer", "ref", "text", "label", "cause", "score", "uncertain",

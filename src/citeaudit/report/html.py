@@ -14,10 +14,10 @@ from __future__ import annotations
 from importlib.resources import files
 from typing import Any
 
-from ..runlog import RunLog
-from . import charts
-from .claims_table import embed_json, table_data
-from .summary_view import figure_rows, label_counts
+from citeaudit.run.log import RunLog
+from citeaudit.report import charts
+from citeaudit.report.claims_table import embed_json, table_data
+from citeaudit.report.summary_view import figure_rows, label_counts
 
 LABEL_COLOURS = {"full": "#2e7d32", "partial": "#f9a825", "none": "#c62828", "contradicts": "#6a1b9a",
                  "uncertain": "#757575", "unjudged": "#bdbdbd"}  # the last two: counted apart
@@ -54,7 +54,7 @@ def _diagnosis(log: RunLog, systems: list[str]) -> tuple[list[dict[str, Any]], l
 
 def _passage_texts(log: RunLog) -> dict[tuple[str, str], dict[str, Any]]:
     """(case id, passage id) -> text, document, version, span: what each citation points to."""
-    from ..runlog import resolved_cases
+    from citeaudit.run.log import resolved_cases
 
     out = {}
     for rc in resolved_cases(log):

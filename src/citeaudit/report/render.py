@@ -13,17 +13,17 @@ import html
 import re
 from array import array
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from ..metrics import names as N
-from ..metrics.ratio import Ratio, format_interval
-from ..metrics.scoring import UNCERTAIN, UNJUDGED
-from ..metrics.signature import Signature
-from ..records import LABELS
-from ..stats import RESAMPLES, SEED, ratio_intervals
-from ..text import visible_controls
-from .results import AnswerRecord, CaseRecord, Finding, Ratios, Results, Summary, answer_json, to_json
+from citeaudit.metrics import names as N
+from citeaudit.metrics.ratio import Ratio, format_interval
+from citeaudit.metrics.scoring import UNCERTAIN, UNJUDGED
+from citeaudit.metrics.signature import Signature
+from citeaudit.records import LABELS
+from citeaudit.stats import RESAMPLES, SEED, ratio_intervals
+from citeaudit.text import visible_controls
+from citeaudit.run.results import AnswerRecord, CaseRecord, Finding, Ratios, Results, Summary, answer_json, to_json
 
 __all__ = ["WORST", "answer_json", "diagnosis_markdown", "print_text", "signatures", "summary_tables",
            "terminal_console", "text_report", "to_json", "to_markdown", "worst_answers"]
@@ -282,19 +282,21 @@ def _md_answer(a: AnswerRecord) -> list[str]:
 
 def to_markdown(results: Results, signature: Signature) -> str:
     """The summary (one table per system, with intervals) first, then every case and answer."""
-    return streamed_markdown(results.summary, SummaryCounter.of(results), signature, _by_case(results))
+    blocks = markdown_blocks(results.summary, SummaryCounter.of(results), signature, _by_case(results))
+    return "\n".join(line for block in blocks for line in block)
 
 
-def streamed_markdown(summary: Summary, counter: SummaryCounter, signature: Signature,
-                      cases: Iterable[tuple[CaseRecord, list[AnswerRecord]]]) -> str:
-    """`to_markdown` from a summary, its counts and the cases as they are read back."""
-    out = _md_summary(summary_tables(summary, counter), signatures(summary, signature))
+def markdown_blocks(summary: Summary, counter: SummaryCounter, signature: Signature,
+                    cases: Iterable[tuple[CaseRecord, list[AnswerRecord]]]) -> Iterator[list[str]]:
+    """`to_markdown`'s lines, a block at a time (the summary, then each case as it is read back), so that
+    a long run is printed as it goes; joined with newlines they are `to_markdown`."""
+    yield _md_summary(summary_tables(summary, counter), signatures(summary, signature))
     for case, answers in cases:
-        out += [f"## Case {md_text(case.id)}", "", f"**Question:** {md_text(case.question)}", ""]
+        out = [f"## Case {md_text(case.id)}", "", f"**Question:** {md_text(case.question)}", ""]
         out += [f"Retrieval: {md_text(_retrieval_line(case.retrieval))}", ""]
         for a in answers:
             out += _md_answer(a)
-    return "\n".join(out)
+        yield out
 
 
 def diagnosis_markdown(diagnosis: dict[str, list[Finding]]) -> str:

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..metrics.names import DESCRIPTIONS, parse_at_k
-from ..metrics.ratio import format_interval, format_percent
-from ..stats import ratio_intervals
-from .results import AnswerRecord, Ratios
+from citeaudit.metrics.names import DESCRIPTIONS, parse_at_k
+from citeaudit.metrics.ratio import format_interval, format_percent
+from citeaudit.stats import ratio_intervals
+from citeaudit.run.results import AnswerRecord, Ratios
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ on the next run, so a suite runs deterministic and offline in CI. `OpenAIStub` i
 an OpenAI-compatible server, to test a pipeline's `openai:` judge offline. See docs/testing.md.
 """
 
-from .assertions import ClaimCheck, SupportCheck, assert_supported, check_support
-from .openai_stub import OpenAIStub, rule_answer
+from citeaudit.testing.assertions import ClaimCheck, SupportCheck, assert_supported, check_support
+from citeaudit.testing.openai_stub import OpenAIStub, rule_answer
 
 __all__ = ["ClaimCheck", "OpenAIStub", "SupportCheck", "assert_supported", "check_support", "rule_answer"]

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..judges.base import Judge
-from ..judges.source import Judgments
-from ..judges.store import JudgmentStore
-from ..metrics.ratio import Ratio
-from ..records import Judgment
+from citeaudit.judges.base import Judge
+from citeaudit.judges.source import Judgments
+from citeaudit.judges.store import JudgmentStore
+from citeaudit.metrics.ratio import Ratio
+from citeaudit.records import Judgment
 
 EXCERPT_CHARS = 160  # how much of a cited passage the failure message quotes
 
@@ -107,7 +107,7 @@ def check_support(answer: str, sources: Any, *, judge: Judge | Judgments | str, 
 
 def _check(answer: str, sources: Any, judge: Judge | Judgments | str, min_support: float,
            store: JudgmentStore | str | Path | None) -> tuple[SupportCheck, dict[str, str]]:
-    from ..verification import Policy, verify
+    from citeaudit.run.verify import Policy, verify
 
     if not 0.0 <= min_support <= 1.0:
         raise ValueError(f"min_support must be a share between 0 and 1, got {min_support!r}")
@@ -118,7 +118,7 @@ def _check(answer: str, sources: Any, judge: Judge | Judgments | str, min_suppor
             raise TypeError("store goes with a judge, not with citeaudit_judge(...), which has its own")
         judge, store = judge.judge, judge.store
     elif isinstance(judge, str):
-        from ..judges import make_judge
+        from citeaudit.judges import make_judge
 
         judge = make_judge(judge, [])
     result = verify(answer, sources, judge=judge, policy=Policy(), store=store)

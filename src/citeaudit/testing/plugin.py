@@ -39,7 +39,7 @@ class _Stores:
         self._open: dict[Path, Any] = {}
 
     def get(self, path: Path, replay: bool) -> Any:
-        from ..judges.store import JudgmentStore
+        from citeaudit.judges.store import JudgmentStore
 
         path = path.resolve()
         if path not in self._open:
@@ -75,11 +75,11 @@ def citeaudit_judge(request: pytest.FixtureRequest, _citeaudit_stores: _Stores):
     replay = config.getoption("--citeaudit-replay")
 
     def make(judge: Any) -> Any:
-        from ..judges.source import Judgments
-        from ..judges.store import RecordedJudge
+        from citeaudit.judges.source import Judgments
+        from citeaudit.judges.store import RecordedJudge
 
         if isinstance(judge, str):
-            from ..judges import make_judge
+            from citeaudit.judges import make_judge
 
             judge = make_judge(judge, [])
         store = _citeaudit_stores.get(path, replay)

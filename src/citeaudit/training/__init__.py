@@ -2,7 +2,7 @@
 the training mix and fine-tuning (train), ONNX export and the model card (export), and the fit of
 the judge's calibration (calibrate). `citeaudit train-judge` runs train, export and calibrate in turn."""
 
-from .data import (
+from citeaudit.training.data import (
     LABEL_MAPPING,
     export_validation_sets,
     find_data_dir,

@@ -11,14 +11,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..errors import TrainingError
-from ..judges.base import Request
-from ..judges.calibration import FEATURES, FILE_NAME, Calibration, features, fit
-from ..judges.model import ModelJudge, is_chinese
-from ..labelled import Row
-from ..stats import balanced_accuracy
-from .data import dev_rows
-from .export import record_calibration
+from citeaudit.errors import TrainingError
+from citeaudit.judges.base import Request
+from citeaudit.judges.calibration import FEATURES, FILE_NAME, Calibration, features, fit
+from citeaudit.judges.model import ModelJudge, is_chinese
+from citeaudit.files.labelled import Row
+from citeaudit.stats import balanced_accuracy
+from citeaudit.training.data import dev_rows
+from citeaudit.training.export import record_calibration
 
 
 def fit_model_calibration(model_dir: str | Path, rows: Sequence[Row], exclude_sources: Sequence[str] = (),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..extras import require
+from citeaudit.extras import require
 
 ID2LABEL = {0: "full", 1: "partial", 2: "none", 3: "contradicts"}
 LABEL2ID = {v: k for k, v in ID2LABEL.items()}

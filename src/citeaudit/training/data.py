@@ -38,8 +38,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ..errors import TrainingError
-from ..labelled import Row, parse_rows
+from citeaudit.errors import TrainingError
+from citeaudit.files.labelled import Row, parse_rows
 
 DATA_DIR_VARIABLE = "CITEAUDIT_DATA_DIR"
 

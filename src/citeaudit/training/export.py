@@ -18,9 +18,9 @@ import json
 import shutil
 from pathlib import Path
 
-from ..records import file_sha256
-from .config import DEFAULT_WORK_DIR, ID2LABEL, IDENTITY_LABELS, LABEL2ID, base_model_dir
-from .data import dev_rows
+from citeaudit.records import file_sha256
+from citeaudit.training.config import DEFAULT_WORK_DIR, ID2LABEL, IDENTITY_LABELS, LABEL2ID, base_model_dir
+from citeaudit.training.data import dev_rows
 
 SHIPPED_FILES = ("model_int8.onnx", "tokenizer.json", "config.json")
 
@@ -189,9 +189,9 @@ def quantize_static_qdq(fp32_dir: Path, out_dir: Path, feeds: list[dict], per_ch
 
 def compare_fp32_int8(fp32_dir: Path, int8_dir: Path, data_dir=None, limit: int | None = 300, threads: int = 2) -> dict:
     """Label agreement and balanced accuracy (full vs rest) of the two ONNX models on English dev rows."""
-    from ..judges.local import CrossEncoderJudge
-    from ..stats import balanced_accuracy, roc_auc
-    from ..validation import predict
+    from citeaudit.judges.local import CrossEncoderJudge
+    from citeaudit.stats import balanced_accuracy, roc_auc
+    from citeaudit.training.validation import predict
 
     rows = dev_rows(data_dir, "en", limit)
     gold = [r.label == "full" for r in rows]

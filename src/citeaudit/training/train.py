@@ -34,10 +34,10 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from ..errors import TrainingError
-from ..records import file_sha256
-from .config import ATTRIBUTION_LICENCES, DEFAULT_WORK_DIR, ID2LABEL, LABEL2ID, base_model_dir
-from .data import LABEL_MAPPING, NLI_SETS, data_dir_or_default, load_all, read_nli, split_rows
+from citeaudit.errors import TrainingError
+from citeaudit.records import file_sha256
+from citeaudit.training.config import ATTRIBUTION_LICENCES, DEFAULT_WORK_DIR, ID2LABEL, LABEL2ID, base_model_dir
+from citeaudit.training.data import LABEL_MAPPING, NLI_SETS, data_dir_or_default, load_all, read_nli, split_rows
 
 
 # --- data mix -------------------------------------------------------------------------------------
@@ -54,8 +54,8 @@ def _overlap(claim: str, text: str) -> float:
 def premise_for(row: dict, count, max_len: int) -> str:
     """What the model reads for an attribution row: the passages joined when they fit, else the one
     sentence window with the highest word overlap with the claim."""
-    from ..judges.windows import set_windows
-    from ..records import SourcePassage
+    from citeaudit.judges.windows import set_windows
+    from citeaudit.records import SourcePassage
 
     passages = [SourcePassage(id=p["id"], doc_id=p["id"], version=None, text=p["text"], start=0,
                               end=len(p["text"])) for p in row["passages"]]

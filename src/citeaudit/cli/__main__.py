@@ -1,0 +1,5 @@
+"""`python -m citeaudit.cli`: the command line."""
+
+from citeaudit.cli import main
+
+main()

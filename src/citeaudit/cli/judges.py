@@ -1,0 +1,219 @@
+"""Commands for measuring judges against human labels (attached to the main `citeaudit` group).
+
+    citeaudit validate-judge DATA.jsonl --judge embedding:0.85 [--predictions OUT.jsonl] [--format text|json]
+    citeaudit judge-data export OUT_DIR [--data-dir DIR] [--train]
+    citeaudit calibrate-judge DATA.jsonl [--model DIR] [--exclude-source S] [--dry-run]
+    citeaudit train-judge OUT_DIR [--leave-out S] [--steps N] [--time-budget MIN] [--resume] ...
+    citeaudit store check FILE
+
+Each command only reads its options, calls the library (validation.py, training/) and prints; the
+library raises citeaudit's errors, which the main group turns into messages and exit codes.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from citeaudit.cli.common import confusion_lines, format_figure
+
+from citeaudit.training.config import DEFAULT_WORK_DIR
+from citeaudit.training.data import LABEL_MAPPING
+
+
+def _line(name: str, m: dict[str, Any]) -> str:
+    return (f"{name:<16} {m['n']:>6} {m['n_full']:>6}  {format_figure(m['balanced_accuracy'], m['balanced_accuracy_ci']):<24}"
+            f"{format_figure(m['auc'], m['auc_ci']):<24}{format_figure(m['kappa'], m['kappa_ci'])}")
+
+
+def render_text(result: dict[str, Any]) -> str:
+    """A readable table: overall, per source, per language, then the confusion matrix."""
+    head = f"{'':<16} {'n':>6} {'full':>6}  {'BAcc (full vs rest)':<24}{'AUC':<24}kappa (4 labels)"
+    lines = [f"judge: {result.get('judge', '?')}", "", head, _line("all", result)]
+    for key, title in (("by_source", "source"), ("by_lang", "language")):
+        lines += ["", f"by {title}:"] + [_line(name, m) for name, m in result[key].items()]
+    lines += ["", *confusion_lines(result["confusion"], "gold", "predicted")]
+    if result.get("risk_coverage"):
+        lines += ["", f"risk–coverage over the {result['uncertain']['rows']} rows with p(support) (full vs rest; "
+                      "the most confident first, by |p(support) - 0.5|):",
+                  f"{'coverage':>10}{'n':>7}{'accuracy':>10}{'BAcc':>8}"]
+        for point in result["risk_coverage"]:
+            lines.append(f"{100 * point['coverage']:>9.0f}%{point['n']:>7}{format_figure(point['accuracy'], None):>10}"
+                         f"{format_figure(point['balanced_accuracy'], None):>8}")
+        at70 = next(p for p in result["risk_coverage"] if p["coverage"] == 0.7)
+        unsure = result["uncertain"]
+        lines += [f"accuracy at 70 % coverage: {format_figure(at70['accuracy'], None)}",
+                  f"uncertain (in the judge's band): {unsure['n']} of {unsure['rows']} "
+                  f"({100 * unsure['share']:.1f} %); accuracy of the rest {format_figure(unsure['accuracy_of_the_rest'], None)}"]
+    best = result.get("best_threshold")
+    if best:
+        lines += ["", f"threshold maximising BAcc on this data: {best['threshold']:.4f} "
+                      f"(BAcc {best['balanced_accuracy']:.3f}); choose it on dev, report it on test"]
+    lines.append("")
+    lines.append("intervals: bootstrap 95 % (percentile, fixed seed)")
+    return "\n".join(lines) + "\n"
+
+
+@click.command("validate-judge")
+@click.argument("data", type=click.Path(dir_okay=False))
+@click.option("--judge", "judge_name", required=True, help="judge name, e.g. embedding or embedding:0.85")
+@click.option("--predictions", type=click.Path(dir_okay=False), help="write each row's predicted label and score here")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--resamples", default=1000, show_default=True, type=click.IntRange(min=1),
+              help="bootstrap resamples")
+@click.option("--seed", default=0, show_default=True, help="bootstrap seed")
+def validate_judge_cmd(data, judge_name, predictions, fmt, resamples, seed):
+    """Measure a judge on human-labelled DATA rows (JSONL: id, claim, passages, label, source, lang)."""
+    from citeaudit.judges import make_judge
+    from citeaudit.files.labelled import load_rows
+    from citeaudit.training.validation import validate_judge
+
+    rows = load_rows(data)
+    judge = make_judge(judge_name, [])
+    done = [0]
+
+    def progress(k: int) -> None:
+        done[0] += k
+        if sys.stderr.isatty():
+            click.echo(f"\rjudged {done[0]}/{len(rows)}", err=True, nl=False)
+
+    result = validate_judge(rows, judge, resamples=resamples, seed=seed, predictions=predictions,
+                            progress=progress)
+    if sys.stderr.isatty():
+        click.echo("", err=True)
+    if fmt == "json":
+        click.echo(json.dumps(result, ensure_ascii=False, indent=2))
+    else:
+        click.echo(render_text(result), nl=False)
+    if predictions:
+        click.echo(f"predictions written to {predictions}", err=True)
+
+
+@click.group("judge-data")
+def judge_data_cmd():
+    """Human-labelled data for building and measuring judges."""
+
+
+@judge_data_cmd.command("export")
+@click.argument("out_dir", type=click.Path(file_okay=False))
+@click.option("--data-dir", type=click.Path(file_okay=False, exists=True), default=None,
+              help="folder of the public sets (default: $CITEAUDIT_DATA_DIR, else the first shared/data "
+                   "in the current folder or one above it)")
+@click.option("--train", "include_train", is_flag=True, help="also write train.jsonl")
+def export_cmd(out_dir, data_dir, include_train):
+    """Write the dev and test splits (split by claim: no claim in two splits) as DATA rows."""
+    from citeaudit.training.data import export_validation_sets
+
+    counts = export_validation_sets(out_dir, data_dir, include_train=include_train)
+    for name, n in counts.items():
+        click.echo(f"{out_dir}/{name}.jsonl: {n} rows")
+
+
+@click.command("calibrate-judge")
+@click.argument("data", type=click.Path(dir_okay=False))
+@click.option("--model", "model_dir", type=click.Path(file_okay=False, exists=True),
+              help="an exported model directory (default: the shipped model)")
+@click.option("--exclude-source", multiple=True, help="leave rows of this source out of the fit (repeatable)")
+@click.option("--dry-run", is_flag=True, help="print the fit, write nothing")
+def calibrate_judge_cmd(data, model_dir, exclude_source, dry_run):
+    """Fit the model judge's calibration (p(full) and claim-word recall -> full or not) on labelled DATA
+    rows and write it as calibration.json into the model directory. Fit on dev rows, never test rows."""
+    from citeaudit.errors import TrainingError
+    from citeaudit.judges.model import shipped_model_dir
+    from citeaudit.files.labelled import load_rows
+    from citeaudit.records import file_sha256
+    from citeaudit.training.calibrate import fit_model_calibration
+
+    rows = load_rows(data)
+    target = Path(model_dir) if model_dir else shipped_model_dir()
+    try:
+        fitted, summary = fit_model_calibration(
+            target, rows, exclude_source, described_as=f"{Path(data).name} sha256:{file_sha256(data)[:12]}")
+    except TrainingError as exc:  # name the file the rows came from
+        raise TrainingError(f"{data}: {exc}") from exc
+    click.echo(json.dumps(summary, indent=1))
+    if dry_run:
+        click.echo("dry run: nothing written", err=True)
+    else:
+        from citeaudit.training.export import record_calibration
+
+        click.echo(f"wrote {record_calibration(target, fitted, summary)}", err=True)
+        if (target / "model_card.json").exists():
+            click.echo(f"recorded the calibration in {target / 'model_card.json'} and MODEL_CARD.md", err=True)
+
+
+@click.command("train-judge")
+@click.argument("out_dir", type=click.Path(file_okay=False))
+@click.option("--extra-labels", type=click.Path(exists=True, dir_okay=False),
+              help="a JSONL of reviewed rows (the validate-judge format) to add to the training data")
+@click.option("--leave-out", type=click.Choice(sorted(LABEL_MAPPING)), help="drop one source from training")
+@click.option("--time-budget", type=float, help="stop training after this many minutes")
+@click.option("--steps", type=int, default=3000, show_default=True)
+@click.option("--resume", is_flag=True, help="continue from the checkpoint in the work dir")
+@click.option("--data-dir", type=click.Path(exists=True, file_okay=False), help="the shared data folder")
+@click.option("--work-dir", type=click.Path(file_okay=False), default=str(DEFAULT_WORK_DIR), show_default=True,
+              help="checkpoints and the full-precision model (keep it outside the repository)")
+@click.option("--seed", type=int, default=0, show_default=True)
+def train_judge_cmd(out_dir, extra_labels, leave_out, time_budget, steps, resume, data_dir, work_dir, seed):
+    """Fine-tune the model judge, export it as int8 ONNX into OUT_DIR (with a model card), then fit its
+    calibration on the dev split (without the left-out source)."""
+    from citeaudit.training.calibrate import calibrate_on_dev
+    from citeaudit.training.export import export_judge
+    from citeaudit.training.train import train_judge
+
+    hf_dir = Path(work_dir) / "final"
+    record = train_judge(hf_dir, data_dir=data_dir, extra_labels=extra_labels, leave_out=leave_out, steps=steps,
+                         seed=seed, time_budget_s=time_budget * 60 if time_budget else None, work_dir=work_dir,
+                         resume=resume, log=click.echo)
+    result = export_judge(hf_dir, out_dir, work_dir=work_dir, data_dir=data_dir, record=record, log=click.echo)
+    click.echo(json.dumps(result.get("int8_vs_fp32"), indent=1))
+    path, summary = calibrate_on_dev(out_dir, data_dir, leave_out)
+    click.echo(f"calibration fitted on {summary['rows']} dev rows ({', '.join(summary['sources'])}): "
+               f"{json.dumps(summary['in_sample_balanced_accuracy'])}; written to {path} and the model card")
+
+
+@click.group("store")
+def store_cmd():
+    """Judgment stores: the SQLite files that `prepare` fills and `score --store` reads."""
+
+
+@store_cmd.command("check")
+@click.argument("path", metavar="FILE", type=click.Path(dir_okay=False))
+def store_check_cmd(path):
+    """Check that FILE is a judgment store and that every row holds a sound judgment (it parses, is by
+    the row's judge, and its key matches its text, passages and judge), and every recorded claim split
+    a sound split (its outcome holds claims or a fallback reason, its claims pass the split checks, and
+    its key matches its statement, language and splitter). Prints the rows per judge and per splitter
+    and every bad row with its key; exits 2 when FILE is not a store or any row is bad. Reads only."""
+    from citeaudit.errors import StoreError
+    from citeaudit.judges.store import JudgmentStore
+    from citeaudit.parse.lm_decompose import check_recorded_splits
+    from citeaudit.text import visible_controls
+
+    store = JudgmentStore(path, create=False)
+    try:
+        found = store.check()
+    finally:
+        store.close()
+    splits = check_recorded_splits(path)
+    lines = [f"{path}: {found.rows} judgments, {len(found.bad)} bad"]
+    lines += [f"  {judge}  {n}" for judge, n in sorted(found.judges.items())]
+    if splits.rows:  # only stores an `openai:` claim splitter wrote to hold any
+        lines.append(f"{path}: {splits.rows} claim splits, {len(splits.bad)} bad")
+        lines += [f"  {splitter}  {n}" for splitter, n in sorted(splits.splitters.items())]
+    if not found.ok:
+        lines += ["bad rows (key: problem):"] + [f"  {key}: {problem}" for key, problem in found.bad]
+    if splits.bad:
+        lines += ["bad claim splits (key: problem):"] + [f"  {key}: {problem}" for key, problem in splits.bad]
+    click.echo(visible_controls("\n".join(lines)))
+    bad = len(found.bad) + len(splits.bad)
+    if bad:
+        raise StoreError(f"{path}: {bad} bad row{'s' if bad > 1 else ''}; delete those rows by key (with the "
+                         "sqlite3 shell) or judge (or split) again into a new store")
+
+
+commands = [validate_judge_cmd, judge_data_cmd, calibrate_judge_cmd, train_judge_cmd, store_cmd]

@@ -1,0 +1,73 @@
+"""Output files: checked before the work starts, written whole or not at all, and never lost.
+
+A destination in a missing folder is refused before anything is judged or scored. A file is written
+to a temporary name beside it and renamed into place, so an interrupted write leaves the old file (or
+none), never half of one. When the write still fails after the work is done (the disk filled up, the
+folder was removed), the output is kept in the first place that takes it (beside the intended path,
+then the current folder, then the temporary folder) and the error says where it went.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import BinaryIO
+
+from citeaudit.errors import DestinationError
+
+
+def check_destination(path: str | Path, what: str) -> None:
+    """Refuse, before any work, a path that cannot be written: `what` names it ("--out", "the store")."""
+    target = Path(path)
+    folder = target.parent if str(target.parent) else Path(".")
+    if target.is_dir():
+        raise DestinationError(f"{what} {path} is a folder; give a file path")
+    if not folder.exists():
+        raise DestinationError(f"{what} {path}: folder {folder} does not exist (create it first)")
+    if not folder.is_dir():
+        raise DestinationError(f"{what} {path}: {folder} is not a folder")
+    if not os.access(folder, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
+        raise DestinationError(f"{what} {path} is not writable")
+
+
+def _write_atomically(path: Path, write: Callable[[BinaryIO], None]) -> None:
+    fd, temporary = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".", prefix=f".{path.name}.",
+                                     suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _fallbacks(path: Path) -> list[Path]:
+    name = f"{path.stem}.{os.getpid()}{path.suffix or '.txt'}"
+    return [path.with_name(name), Path.cwd() / name, Path(tempfile.gettempdir()) / name]
+
+
+def write_output(path: str | Path, text: str, what: str) -> None:
+    """Write `text` to `path` whole. When that fails, keep it elsewhere and raise a DestinationError
+    that names both places, so finished work is never lost to an unwritable path."""
+    write_output_with(path, lambda fh: fh.write(text.encode("utf-8")), what)
+
+
+def write_output_with(path: str | Path, write: Callable[[BinaryIO], None], what: str) -> None:
+    """`write_output` for an output written in pieces: `write(fh)` writes it whole to a binary file, and
+    is called again for each place tried."""
+    target = Path(path)
+    try:
+        _write_atomically(target, write)
+        return
+    except OSError as err:
+        reason = err.strerror or str(err)
+    for place in _fallbacks(target):
+        try:
+            _write_atomically(place, write)
+        except OSError:
+            continue
+        raise DestinationError(f"could not write {what} {path} ({reason}); it was written to {place} instead")
+    raise DestinationError(f"could not write {what} {path} ({reason}), nor anywhere else")

@@ -1,0 +1,2 @@
+"""A run: scored through one pipeline, recorded in a run log, and read back (compare, review, agree,
+verify)."""

@@ -1,0 +1,262 @@
+"""Agreement between a run's judge and a team's own labels: how often does the judge say what the
+reviewers said?
+
+Human labels come from a labelled-pairs file (the JSONL that `validate-judge` reads) or from the
+desk's review export (a run log whose human labels are judgments by `human:REVIEWER`). A label
+belongs to a claim of the run when the claim's text and its cited passages (ids and texts, order
+ignored) are the ones labelled. The unit of every figure is one distinct (claim, cited passages)
+pair: a claim repeated word for word on the same passages in several answers is judged once and
+counted once.
+
+A pair the judge left unjudged, or judged with a label it marked uncertain, is not a verdict to agree
+or disagree with: it is listed apart and left out of the figures. So is a pair whose reviewers gave
+different labels (no one label to compare with). The statistics are stats.py's; the desk's review
+mode computes its agreement here too.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from citeaudit.errors import InputError, Problem
+from citeaudit.files.labelled import Row, load_rows
+from citeaudit.metrics.scoring import UNCERTAIN, UNJUDGED
+from citeaudit.records import Judgment, SourcePassage
+from citeaudit.run.log import RunLog, is_stream, read_runlog, resolved_cases
+from citeaudit.stats import bootstrap_interval, metrics
+
+# Below this many counted pairs no figure is given: one pair agrees or not, and kappa cannot tell
+# chance from skill.
+MIN_PAIRS = 2
+# The desk shows kappa without an interval, so it waits for enough pairs for the bare number to mean
+# something (docs/agreement.md says why twenty).
+DESK_MIN_PAIRS = 20
+HUMAN_JUDGE_PREFIX = "human:"
+
+PairKey = tuple[str, frozenset[tuple[str, str | None]]]
+
+
+def pair_key(text: str, passages: Iterable[tuple[str, str | None]]) -> PairKey:
+    """What a label is matched by: the claim's text and its cited (id, text) pairs, order ignored."""
+    return text, frozenset(passages)
+
+
+def why_not_counted(judgment: Judgment | None) -> str | None:
+    """"unjudged" or "uncertain" for a judgment that is no verdict to compare with, else None."""
+    if judgment is None:
+        return UNJUDGED
+    return UNCERTAIN if judgment.uncertain else None
+
+
+# --- the labels ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Labels:
+    """Human labels as labelled rows, and where they came from."""
+
+    file: str
+    format: str  # "labelled pairs" or "desk export"
+    rows: list[Row]
+
+
+def is_run_log(path: str | Path) -> bool:
+    """True when the file is a run log: one JSON object with a schema_version (such as the desk's
+    export), or a streamed run log (JSON lines whose first is a stream header); a labelled-pairs file is
+    JSON lines of rows. Unreadable files say False: `load_rows` reports them."""
+    if is_stream(path):
+        return True
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return False
+    return isinstance(data, dict) and "schema_version" in data
+
+
+def rows_of_export(log: RunLog, file: str) -> list[Row]:
+    """The human labels of a desk export (judgments by `human:REVIEWER`) as labelled rows, each with
+    the texts of the passages it names; a passage no case of the log holds is a located problem."""
+    by_identity = {_identity(p): p for rc in resolved_cases(log) for p in rc.passages.values()}
+    rows, problems = [], []
+    for i, record in enumerate(log.judgments):
+        if not record.judgment.judge.startswith(HUMAN_JUDGE_PREFIX):
+            continue
+        found = [by_identity.get(json.dumps(ref.model_dump(), sort_keys=True)) for ref in record.passages]
+        problems += [Problem(file, None, f"judgments[{i}].passages[{k}]", "no passage of the log's cases has "
+                             "this id, document, version, span and hash") for k, p in enumerate(found) if p is None]
+        rows.append(Row(f"judgments[{i}]", record.text, tuple(p for p in found if p is not None),
+                        record.judgment.label, source=record.judgment.judge))
+    if not rows and not problems:
+        problems.append(Problem(file, None, "judgments", f"no human labels (judgments whose judge starts "
+                                                         f"with '{HUMAN_JUDGE_PREFIX}')"))
+    if problems:
+        raise InputError(problems)
+    return rows
+
+
+def load_labels(path: str | Path, read_log: Callable[[str], RunLog] = read_runlog) -> Labels:
+    """Human labels from a labelled-pairs JSONL file or a desk export (told apart by schema_version);
+    every problem is an InputError located as file:line: field: message."""
+    if is_run_log(path):
+        return Labels(str(path), "desk export", rows_of_export(read_log(str(path)), str(path)))
+    return Labels(str(path), "labelled pairs", load_rows(path))
+
+
+def _identity(passage: SourcePassage) -> str:
+    return json.dumps(passage.identity(), sort_keys=True)
+
+
+# --- the claims ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunClaim:
+    """One claim of a run, where it is, what it cites and the judge's judgment of it; `label` and
+    `explanation` as the run shows them ("unjudged" or "uncertain" beside the four labels)."""
+
+    case: str
+    answer: str
+    statement: int
+    index: int
+    text: str
+    citations: tuple[str, ...]
+    cited_texts: tuple[str | None, ...]  # None: the citation names no passage of the case
+    judgment: Judgment | None
+    label: str
+    explanation: str
+
+    @property
+    def key(self) -> PairKey:
+        return pair_key(self.text, zip(self.citations, self.cited_texts))
+
+    @property
+    def where(self) -> str:
+        return f"{self.case}/{self.answer} claim {self.statement + 1}.{self.index + 1}"
+
+
+def _claims(answers: Iterable[tuple[str, str, Iterable[Any]]],
+            passages: dict[str, dict[str, SourcePassage]]) -> list[RunClaim]:
+    out = []
+    for case, answer, claims in answers:
+        found = passages.get(case, {})
+        for c in claims:
+            texts = tuple(found[p].text if p in found else None for p in c.citations)
+            out.append(RunClaim(case, answer, c.statement, c.index, c.text, tuple(c.citations), texts, c.judgment,
+                                c.label, c.explanation))
+    return out
+
+
+def claims_of_log(log: RunLog) -> list[RunClaim]:
+    """Every claim of a run log, with the texts of the passages it cites."""
+    passages = {rc.id: rc.passages for rc in resolved_cases(log)}
+    return _claims(((a.case, a.answer, a.claims) for a in log.results.answers), passages)
+
+
+def claims_of_report(report) -> list[RunClaim]:
+    """Every claim of a scoring report (metrics.Report), with the texts of the passages it cites."""
+    passages = {rc.id: rc.passages for rc in report.cases}
+    return _claims(((a.case_id, a.answer_id, a.claims) for a in report.answers), passages)
+
+
+# --- matching and figures ------------------------------------------------------------------------------
+
+
+@dataclass
+class LabelledPair:
+    """One distinct (claim, cited passages) pair with a human label, and the judge's label of it."""
+
+    text: str
+    citations: list[str]
+    human: str  # for reviewers who differ, their labels joined by " / "
+    judge: str  # the judge's label, "unjudged" or "uncertain"
+    explanation: str
+    claims: list[str]  # where the run makes this claim
+    labels: list[str]  # ids of the human labels it matched
+    not_counted: str | None = None  # "unjudged", "uncertain" or "reviewers differ"
+
+
+@dataclass
+class Agreement:
+    """The figures over the counted pairs, and every pair, label and claim that is left out of them."""
+
+    figures: dict[str, Any]
+    pairs: list[LabelledPair]  # counted: the human and the judge each gave one label
+    not_counted: list[LabelledPair]
+    unmatched_labels: list[str]  # ids of human labels no claim of the run matched
+    unlabelled_claims: int  # claims of the run no human label matched
+
+    @property
+    def disagreements(self) -> list[LabelledPair]:
+        return [p for p in self.pairs if p.human != p.judge]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.figures, "disagreements": [asdict(p) for p in self.disagreements],
+                "not_counted": [asdict(p) for p in self.not_counted],
+                "unmatched_labels": self.unmatched_labels, "unlabelled_claims": self.unlabelled_claims}
+
+
+def figures(human: Sequence[str], judge: Sequence[str], resamples: int = 1000, seed: int = 0,
+            min_pairs: int = MIN_PAIRS) -> dict[str, Any]:
+    """n, how many agree, the share that agree, Cohen's kappa (four labels), balanced accuracy of full
+    vs rest (human = gold), each with a bootstrap 95 % interval (none when resamples is 0), and the
+    confusion table (rows: human). Below `min_pairs` pairs every figure is None and `undefined` says
+    why."""
+    out = metrics(human, judge, [], resamples, seed)
+    del out["auc"], out["auc_ci"]  # labels only: there is no score to rank by
+    same = np.asarray([a == b for a, b in zip(human, judge)], dtype=bool)
+    n = len(same)
+    out["agree"] = int(same.sum())
+    out["agreement"] = float(same.mean()) if n else None
+    out["agreement_ci"] = bootstrap_interval(lambda ix: float(same[ix].mean()), n, resamples, seed) if n else None
+    out["undefined"] = None
+    if n < min_pairs:
+        for name in ("agreement", "kappa", "balanced_accuracy"):
+            out[name] = out[f"{name}_ci"] = None
+        out["undefined"] = f"needs at least {min_pairs} claims with a human and a judge label; {n} so far"
+    return out
+
+
+def compare(claims: Sequence[RunClaim], rows: Sequence[Row], resamples: int = 1000, seed: int = 0,
+            min_pairs: int = MIN_PAIRS) -> Agreement:
+    """Match human labels to claims by claim text and cited passages, and measure the agreement."""
+    by_key: dict[PairKey, list[Row]] = {}
+    for row in rows:
+        by_key.setdefault(pair_key(row.claim, ((p.id, p.text) for p in row.passages)), []).append(row)
+    units: dict[tuple[PairKey, str], LabelledPair] = {}
+    matched: set[str] = set()
+    unlabelled = 0
+    for claim in claims:
+        found = by_key.get(claim.key)
+        if not found:
+            unlabelled += 1
+            continue
+        matched.update(r.id for r in found)
+        unit_key = (claim.key, claim.label)
+        if unit_key not in units:
+            units[unit_key] = _pair(claim, found)
+        units[unit_key].claims.append(claim.where)
+    counted = [u for u in units.values() if u.not_counted is None]
+    result = figures([u.human for u in counted], [u.judge for u in counted], resamples, seed, min_pairs)
+    return Agreement(result, counted, [u for u in units.values() if u.not_counted is not None],
+                     [r.id for r in rows if r.id not in matched], unlabelled)
+
+
+def _pair(claim: RunClaim, rows: list[Row]) -> LabelledPair:
+    human = sorted({r.label for r in rows})
+    reason = "reviewers differ" if len(human) > 1 else why_not_counted(claim.judgment)
+    return LabelledPair(claim.text, list(claim.citations), " / ".join(human), claim.label, claim.explanation, [],
+                        [r.id for r in rows], reason)
+
+
+def agree(log: RunLog, labels: Labels, resamples: int = 1000, seed: int = 0) -> dict[str, Any]:
+    """How often the run's judge agrees with the human labels (see `figures` and `Agreement`), as the
+    JSON that `citeaudit agree --format json` prints."""
+    found = compare(claims_of_log(log), labels.rows, resamples, seed)
+    return {"judge": log.judge, "labels": {"file": labels.file, "format": labels.format, "rows": len(labels.rows)},
+            "resamples": resamples, "seed": seed, **found.to_dict()}

@@ -1,0 +1,102 @@
+"""Measure a judge against human labels: balanced accuracy, ROC AUC and Cohen's kappa, with bootstrap
+95 % intervals, overall and per source and language.
+
+The rows are labelled DATA rows (labelled.py); the statistics are in stats.py. This layer runs a
+judge over the rows and measures its judgments. AUC ranks by `scores["support"]` (the model judge's
+calibrated probability) when there is one, else `scores["full"]` when the judge gives class
+probabilities, else `scores["similarity"]`; it is None for a judge that gives none of these.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from citeaudit.judges.base import Request, judge_many
+from citeaudit.files.labelled import Row
+from citeaudit.records import Judgment
+from citeaudit.stats import best_threshold, metrics, risk_coverage, score_from
+
+
+def score_of(judgment: Judgment) -> float | None:
+    """The score a judgment ranks by (see stats.score_from)."""
+    return score_from(judgment.scores)
+
+
+def predict(rows: Sequence[Row], judge, batch_size: int = 64,
+            progress: Callable[[int], None] | None = None) -> list[Judgment]:
+    """The judge's judgment of every row, batched when the judge offers `judge_batch`."""
+    out: list[Judgment] = []
+    for i in range(0, len(rows), batch_size):
+        chunk = rows[i : i + batch_size]
+        out += judge_many(judge, [Request.of(r.claim, r.passages) for r in chunk])
+        if progress:
+            progress(len(chunk))
+    return out
+
+
+def evaluate(rows: Sequence[Row], judgments: Sequence[Judgment], resamples: int = 1000,
+             seed: int = 0) -> dict[str, Any]:
+    """Metrics of given judgments against the rows' labels, overall, by_source and by_lang."""
+    gold = [r.label for r in rows]
+    pred = [j.label for j in judgments]
+    scores = [score_of(j) for j in judgments]
+    result = metrics(gold, pred, scores, resamples, seed)
+    for key, attr in (("by_source", "source"), ("by_lang", "lang")):
+        groups: dict[str, list[int]] = {}
+        for i, r in enumerate(rows):
+            groups.setdefault(getattr(r, attr) or "(unset)", []).append(i)
+        result[key] = {
+            name: metrics([gold[i] for i in ix], [pred[i] for i in ix], [scores[i] for i in ix], resamples, seed)
+            for name, ix in sorted(groups.items())
+        }
+    return result
+
+
+def write_predictions(path: str | Path, rows: Sequence[Row], judgments: Sequence[Judgment]) -> None:
+    """One JSON line per row: its id, gold and predicted label, score, group, judge and evidence."""
+    with Path(path).open("w", encoding="utf-8") as fh:
+        for r, j in zip(rows, judgments):
+            fh.write(json.dumps({
+                "id": r.id, "gold": r.label, "label": j.label, "score": score_of(j),
+                "source": r.source, "lang": r.lang, "judge": j.judge,
+                "evidence": j.evidence.model_dump() if j.evidence else None,
+                "explanation": j.explanation,
+            }, ensure_ascii=False) + "\n")
+
+
+def validate_judge(rows: Sequence[Row], judge, *, resamples: int = 1000, seed: int = 0,
+                   predictions: str | Path | None = None, batch_size: int = 64,
+                   progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """Judge every row and measure agreement with its human label (see `evaluate` for the keys);
+    also writes each row's predicted label and score to `predictions` when given."""
+    judgments = predict(rows, judge, batch_size, progress)
+    if predictions is not None:
+        write_predictions(predictions, rows, judgments)
+    result = evaluate(rows, judgments, resamples, seed)
+    result["judge"] = judge.signature
+    scores = [score_of(j) for j in judgments]
+    if all(s is not None for s in scores):
+        found = best_threshold([r.label == "full" for r in rows], scores)
+        result["best_threshold"] = None if found is None else {"threshold": found[0], "balanced_accuracy": found[1]}
+    result.update(uncertainty(rows, judgments))
+    return result
+
+
+def uncertainty(rows: Sequence[Row], judgments: Sequence[Judgment]) -> dict[str, Any]:
+    """For the rows a judge gave p(support) (the model judge's own route; its Chinese route gives a
+    similarity instead): the risk–coverage curve, and how many it called `uncertain` with the accuracy
+    of the rest. Empty when no row has p(support)."""
+    with_p = [(r, j) for r, j in zip(rows, judgments) if (j.scores or {}).get("support") is not None]
+    if not with_p:
+        return {}
+    gold = [r.label == "full" for r, _ in with_p]
+    pred = [j.label == "full" for _, j in with_p]
+    sure = [i for i, (_, j) in enumerate(with_p) if not j.uncertain]
+    return {
+        "risk_coverage": risk_coverage(gold, pred, [j.scores["support"] for _, j in with_p]),
+        "uncertain": {"rows": len(with_p), "n": len(with_p) - len(sure), "share": 1 - len(sure) / len(with_p),
+                      "accuracy_of_the_rest": (sum(gold[i] == pred[i] for i in sure) / len(sure)) if sure else None},
+    }
