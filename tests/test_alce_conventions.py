@@ -104,7 +104,7 @@ def random_output(rng: random.Random) -> str:
         sentences.append(f"{rng.choice(CLAIMS)} in case {rng.randint(1, 99)} {_marker(rng)}.")
     text = " ".join(sentences)
     if rng.random() < 0.3:
-        text += "\n" + f"Gamma holds on the second line [4]."  # never read
+        text += "\n" + "Gamma holds on the second line [4]."  # never read
     if rng.random() < 0.2:
         text = "  \n" + text + "<|im_end|>"
     return text

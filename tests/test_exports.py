@@ -11,7 +11,7 @@ import pytest
 
 from citeaudit.cli import main
 from citeaudit.cli.export import export_cmd
-from citeaudit.errors import DestinationError, ExportError
+from citeaudit.errors import ExportError
 from citeaudit.examples import load_example
 from citeaudit.report.exports import (COLUMN_NAMES, COLUMNS, claim_rows, claims_format, ragchecker_results, report_rows,
                                rows_frame, write_claims)

@@ -9,7 +9,8 @@ from pathlib import Path
 import click
 import pytest
 
-from citeaudit.cli import _parse_metrics, score
+from citeaudit.cli.common import parse_metrics as _parse_metrics
+from citeaudit.cli.run import score
 from citeaudit.metrics import names as N
 from citeaudit.files.readers import READERS
 

@@ -12,7 +12,7 @@ from citeaudit.cli import main
 from citeaudit.run.compare import compare
 from citeaudit.run.diagnose import diagnose
 from citeaudit.examples import load_example
-from citeaudit.judges import Judgments, judgment_source, make_judge
+from citeaudit.judges import Judgments, judgment_source
 from citeaudit.metrics import Settings, score_cases
 from citeaudit.metrics import Signature
 from citeaudit.run.results import results_of

@@ -3,6 +3,11 @@ text that came from the input (control characters shown, never obeyed)."""
 
 from __future__ import annotations
 
+import json
+import os
+from collections.abc import Sequence
+from contextlib import contextmanager
+
 import click
 
 from citeaudit.records import LABELS
@@ -39,3 +44,216 @@ def read_log(path: str):
             f"citeaudit: warning: {path} was changed after it was written (its checksum does not match): "
             f"figures are shown as stored; `citeaudit rescore {path}` recomputes them from its judgments"), err=True)
     return log
+
+
+# --- how commands read their input and show their output ----------------------------------------
+
+
+FORMATS = click.Choice(["text", "json", "markdown"])
+
+
+def parse_ks(value: str) -> tuple[int, ...]:
+    try:
+        ks = tuple(sorted({int(k) for k in value.split(",") if k.strip()}))
+    except ValueError:
+        raise click.BadParameter(f"expected comma-separated integers, got {value!r}") from None
+    if not ks or min(ks) < 1:
+        raise click.BadParameter("every k must be a positive integer")
+    return ks
+
+
+def load_inputs(paths: Sequence[str], reading=None, fmt: str | None = None, labels_path: str | None = None,
+          reader_options: Sequence[str] = ()):
+    from citeaudit.files.loading import load_cases
+
+    reading = reading or reading_for("citeaudit", None, fmt)
+    options = parse_reader_options(reader_options, fmt)
+    for path in paths:
+        if fmt != "ragas" and os.path.isdir(path):
+            raise click.BadParameter(f"{path} is a folder; only --from ragas reads a folder (a saved datasets "
+                                     "dataset)", param_hint="CASES")
+    cases = load_cases(paths, reading, fmt, **options)
+    if labels_path:
+        from citeaudit.files.labelled import label_cases, load_rows
+
+        cases, unmatched = label_cases(cases, load_rows(labels_path))
+        if unmatched:
+            click.echo(f"citeaudit: {len(unmatched)} row(s) of {labels_path} match no case's passages by id and text "
+                       f"(first: {visible_controls(unmatched[0].id)})", err=True)
+    return cases
+
+
+def parse_reader_options(given: Sequence[str], fmt: str | None) -> dict[str, str]:
+    """--option KEY=VALUE pairs for the reader of --from FORMAT."""
+    if given and (not fmt or fmt == "citeaudit"):
+        raise click.BadParameter("reader options need --from FORMAT", param_hint="--option")
+    options = {}
+    for item in given:
+        key, equals, value = item.partition("=")
+        if not equals or not key:
+            raise click.BadParameter(f"expected KEY=VALUE, got {item!r}", param_hint="--option")
+        options[key.strip()] = value
+    return options
+
+
+def parse_metrics(value: str | None) -> tuple[str, ...] | None:
+    from citeaudit.metrics.names import SELECTABLE
+
+    if not value:
+        return None
+    chosen = tuple(dict.fromkeys(m.strip() for m in value.split(",") if m.strip()))
+    unknown = [m for m in chosen if m not in SELECTABLE]
+    if unknown or not chosen:
+        raise click.BadParameter(f"unknown measure {', '.join(map(repr, unknown)) or '(none)'}; "
+                                 f"choose from {', '.join(SELECTABLE)}")
+    return chosen
+
+
+def reading_for(conventions: str, invalid_citations: str | None, fmt: str | None, claims: str = "rule",
+             store: str | None = None, replay: bool = False):
+    from citeaudit.parse.resolve import Reading
+
+    # other tools' outputs are measured, not refused, when they cite nothing real
+    default = "count" if fmt and fmt != "citeaudit" else "error"
+    return Reading(conventions=conventions, invalid_citations=invalid_citations or default,
+                   decomposer=claim_splitter(claims, conventions, store, replay))
+
+
+def claim_splitter(spec: str, conventions: str, store: str | None, replay: bool):
+    """--claims SPEC: the splitter of raw answers' statements (None: the rule splitter, signature unchanged)."""
+    if spec == "rule":
+        return None
+    if conventions == "alce":
+        raise click.BadParameter("--conventions alce reads answers as ALCE's eval.py does, without splitting "
+                                 "claims", param_hint="'--claims'")
+    if replay and not store:
+        raise click.UsageError("--replay needs --store")
+    from citeaudit.errors import JudgeSetupError
+    from citeaudit.judges.store import JudgmentStore
+    from citeaudit.parse.lm_decompose import make_decomposer
+
+    try:
+        return make_decomposer(spec, store=JudgmentStore(store) if store else None, replay=replay)
+    except JudgeSetupError as err:
+        raise click.BadParameter(str(err), param_hint="'--claims'") from None
+
+
+def format_names() -> list[str]:
+    """--from's choices: the native format first, then every registered reader."""
+    from citeaudit.files.readers import READERS
+
+    return ["citeaudit", *READERS]
+
+
+def input_options(command):
+    """--from, --conventions, --invalid-citations, --labels, --option, --claims: how a command reads its case files."""
+    options = [
+        click.option("--from", "source_format", type=click.Choice(format_names()), default="citeaudit", show_default=True,
+                     help="the input's format: citeaudit's cases, or another tool's files (docs/readers.md)"),
+        click.option("--conventions", type=click.Choice(["citeaudit", "alce"]), default="citeaudit",
+                     show_default=True,
+                     help="alce: read and score answers exactly as ALCE's eval.py (docs/metrics.md)"),
+        click.option("--invalid-citations", type=click.Choice(["error", "count"]), default=None,
+                     help="a citation naming no passage: refuse the file (error; default for citeaudit files) "
+                          "or count it as supporting nothing (count; default for --from readers)"),
+        click.option("--labels", "labels_path", type=click.Path(dir_okay=False, exists=True),
+                     help="human labels for the curated judge: labelled-pairs JSONL (the validate-judge format), "
+                          "matched to each case's passages by id and text"),
+        click.option("--option", "reader_options", multiple=True, metavar="KEY=VALUE",
+                     help="an option of the --from reader (repeatable; see docs/readers.md)"),
+        click.option("--claims", default="rule", show_default=True, metavar="SPEC",
+                     help="who splits raw answers' statements into claims: rule, none, or openai:MODEL (a "
+                          "language model; its splits are recorded in --store and replayed with --replay; "
+                          "docs/parsing.md)"),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+JUDGE_HELP = "judge that labels (claim, cited passages) pairs; see `citeaudit judges`"
+
+
+DETAILS = click.option("--details", is_flag=True,
+                       help="text format: every case and answer (default: the summary and the 10 answers with "
+                            "the lowest support)")
+
+
+def terminal_output(fmt: str, details: bool):
+    """The run's text or Markdown, printed as input text is (control characters shown, never markup)."""
+    from citeaudit.report.terminal import TerminalReport
+
+    return TerminalReport(fmt, details, lambda text: echo_text(text, nl=False))
+
+
+def note_fallbacks(reading) -> None:
+    """Statements the --claims splitter left to its fallback, said on stderr."""
+    note = getattr(reading.decomposer, "fallback_note", None)
+    if note is not None and note():
+        click.echo(f"citeaudit: claims: {note()}", err=True)
+
+
+def is_streamable(cases, source_format, labels_path) -> bool:
+    from citeaudit.files.loading import streamable
+
+    return streamable(cases, source_format) and not labels_path
+
+
+def case_source(cases, reading, source_format, labels_path, reader_options):
+    """The cases of a run, read from the start each time they are asked for: citeaudit's JSON lines one
+    case at a time, anything else loaded once."""
+    from citeaudit.run.pipeline import read_cases
+
+    if is_streamable(cases, source_format, labels_path):
+        return read_cases(cases, reading)
+    loaded = load_inputs(cases, reading, source_format, labels_path, reader_options)
+    return lambda: loaded
+
+
+def check_destinations(*destinations: tuple[str, str | None]) -> None:
+    """Refuse unwritable output paths before any work is done (option name, path or None)."""
+    from citeaudit.files.destinations import check_destination
+
+    for option, path in destinations:
+        if path:
+            check_destination(path, option)
+
+
+@contextmanager
+def progress_bar(total: int, what: str):
+    """A progress bar with rate and time left, on stderr, only when stderr is a terminal."""
+    from rich.console import Console
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn,
+                               TimeRemainingColumn)
+    from rich.text import Text
+
+    class Rate(ProgressColumn):
+        def render(self, task):
+            return Text(f"{task.speed:.1f}/s" if task.speed else "")
+
+    columns = (TextColumn(what), BarColumn(), MofNCompleteColumn(), Rate(), TimeRemainingColumn())
+    console = Console(stderr=True)
+    with Progress(*columns, console=console, disable=not console.is_terminal, transient=True) as bar:
+        task = bar.add_task(what, total=total)
+        yield lambda n: bar.advance(task, n)
+
+
+def emit(results, signature, fmt: str, diagnosis=None, details: bool = False) -> None:
+    """Print a run's results (and its diagnosis, when given) as JSON, Markdown or a terminal table
+    (the summary and the answers with the lowest support; every answer with `details`)."""
+    from citeaudit.report.render import diagnosis_markdown, print_text, terminal_console, to_markdown
+
+    if fmt == "json":
+        if diagnosis is None:  # pydantic's own serialiser: several times faster than json.dumps of a dump
+            click.echo(results.model_dump_json(indent=2))
+            return
+        data = results.model_dump(mode="json")
+        data["diagnosis"] = {k: [f.model_dump(mode="json") for f in v] for k, v in diagnosis.items()}
+        click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+    elif fmt == "markdown":
+        text = to_markdown(results, signature)
+        echo_text(text + ("\n" + diagnosis_markdown(diagnosis) if diagnosis is not None else ""), nl=False)
+    else:
+        print_text(results, signature, terminal_console(), details=details)
+        if diagnosis is not None:
+            echo_text(diagnosis_markdown(diagnosis), nl=False)

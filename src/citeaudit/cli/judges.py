@@ -216,4 +216,24 @@ def store_check_cmd(path):
                          "sqlite3 shell) or judge (or split) again into a new store")
 
 
-commands = [validate_judge_cmd, judge_data_cmd, calibrate_judge_cmd, train_judge_cmd, store_cmd]
+@click.command("judges")
+def judges_cmd():
+    """List the available judges, each with its options: what each does, what it takes, its default and
+    the environment variable that sets the default. A spec gives options as NAME:OPTION=VALUE,... ."""
+    from citeaudit.judges import judge_kinds
+
+    for name, kind in judge_kinds().items():
+        click.echo(f"{name:12} {kind.description}")
+        table = kind.options
+        for option in table.options if table else ():
+            where = table.written(option) if option.in_spec else "environment only"
+            default = ("unset" if option.default is None else {True: "on", False: "off"}.get(option.default)
+                       if isinstance(option.default, bool) else str(option.default))
+            env = f", or {option.env}" if option.env else ""
+            click.echo(f"  {option.name:<20} {option.help} ({option.kind.expected}; default {default}{env}; "
+                       f"{where})")
+        if table and table.example:
+            click.echo(f"  e.g. {table.example}")
+
+
+commands = [judges_cmd, validate_judge_cmd, judge_data_cmd, calibrate_judge_cmd, train_judge_cmd, store_cmd]

@@ -27,7 +27,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from citeaudit.errors import JudgeSetupError
 from citeaudit.extras import require
 from citeaudit.records import Evidence, Judgment, SourcePassage, file_sha256
 from citeaudit.judges.base import Request
