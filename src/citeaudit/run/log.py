@@ -17,7 +17,8 @@ message to upgrade.
     3 -> 4  a log may also be a stream (JSON lines: a header, one line per case, a trailer; see
             docs/runs.md), written as scoring goes; the one-document form is unchanged
     4 -> 5  adds `judge_spec`, the judge as it was named (kind, options, a cascade's parts), beside its
-            signature; none for older logs (the desk then reads what it can from the signature)
+            signature; none for older logs (the desk then reads what it can from the signature); the
+            results' cut-offs are `ks`, as in `settings` (they were `k`)
 
 The checksum is the SHA-256 of the log's content (every field but `checksum`, as canonical JSON); a
 stream's is that of its bytes before the trailer.
@@ -73,7 +74,12 @@ def _from_v3(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _from_v4(data: dict[str, Any]) -> dict[str, Any]:
-    return {**data, "schema_version": 5, "judge_spec": None}
+    out = {**data, "schema_version": 5, "judge_spec": None}
+    results = data.get("results")
+    if isinstance(results, dict) and isinstance(results.get("settings"), dict) and "k" in results["settings"]:
+        settings = {("ks" if k == "k" else k): v for k, v in results["settings"].items()}  # one name: `ks`
+        out["results"] = {**results, "settings": settings}
+    return out
 
 
 # schema version n -> its migration to n + 1
@@ -498,7 +504,7 @@ def _read_stream(path: str | Path) -> RunLog:
         passages=[p for c in cases for p in c.passages], cases=[c.case for c in cases],
         judgments=[j for c in cases for j in c.judgments],
         results=Results(citeaudit_version=header.citeaudit_version, judge=header.judge,
-                        settings=ResultSettings(k=settings.ks, no_citation_precision=settings.no_citation_precision),
+                        settings=ResultSettings(ks=settings.ks, no_citation_precision=settings.no_citation_precision),
                         cases=[c.result for c in cases], answers=[a for c in cases for a in c.answers],
                         summary=trailer.summary),
         diagnosis={k: v for c in cases for k, v in c.diagnosis.items()},

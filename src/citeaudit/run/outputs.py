@@ -130,7 +130,7 @@ class _ResultsParts:
         settings = run.settings
         return Results.model_construct(
             citeaudit_version=__version__, judge=run.report.judge_signature,
-            settings=ResultSettings(k=list(settings.ks), no_citation_precision=settings.no_citation_precision),
+            settings=ResultSettings(ks=list(settings.ks), no_citation_precision=settings.no_citation_precision),
             cases=[], answers=[], summary=Summary.model_validate(run.summary_json()))
 
     def write_pretty(self, out: BinaryIO, run: Run) -> None:
@@ -189,7 +189,7 @@ class JsonLines:
         settings = run.settings
         self.out.write(_dumps({"summary": run.summary_json(), "citeaudit_version": __version__,
                                "judge": run.report.judge_signature,
-                               "settings": {"k": list(settings.ks),
+                               "settings": {"ks": list(settings.ks),
                                             "no_citation_precision": settings.no_citation_precision}}) + "\n")
 
     def abort(self) -> None:

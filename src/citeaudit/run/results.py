@@ -99,7 +99,7 @@ class Summary(_Log):
 
 
 class ResultSettings(_Log):
-    k: list[int]
+    ks: list[int]
     no_citation_precision: Literal["n/a", "zero"]
 
 
@@ -165,7 +165,7 @@ def to_json(report: Report) -> dict[str, Any]:
     return {
         "citeaudit_version": __version__,
         "judge": report.judge_signature,
-        "settings": {"k": list(report.settings.ks), "no_citation_precision": report.settings.no_citation_precision},
+        "settings": {"ks": list(report.settings.ks), "no_citation_precision": report.settings.no_citation_precision},
         "cases": [
             {"id": rc.id, "question": rc.case.question, "origin": rc.origin,
              "retrieval": _ratios_json(report, report.retrieval[rc.id])}
