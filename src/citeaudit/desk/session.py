@@ -19,7 +19,8 @@ from pydantic import ValidationError
 
 from citeaudit.errors import DeskError, JudgeError, validation_problems
 from citeaudit.judges import Judge, Judgments, JudgeSpec, JudgmentStore, MemoryStore, Request, parse_judge, run_judge
-from citeaudit.metrics import ClaimResult, Report, Settings, score_cases
+from citeaudit.metrics import ClaimResult, Report, Settings
+from citeaudit.run.pipeline import case_report
 from citeaudit.metrics import names as N
 from citeaudit.records import LABELS, Case, Judgment
 from citeaudit.report.render import answer_json
@@ -195,7 +196,7 @@ class DeskSession:
         rc = self._resolved(case_id, data)
         judgments = Judgments(judge, self.store)
         try:
-            report = score_cases([rc], judgments, self.settings)
+            report = case_report(rc, judgments, self.settings)
         except JudgeError as err:
             raise self._refusal(err) from None
         if data is None:

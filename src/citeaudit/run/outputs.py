@@ -199,6 +199,8 @@ class JsonLines:
 class StreamLog:
     """A run log streamed to `path` (schema 4 and later): the header, a line per case, the trailer."""
 
+    keeps_judgments = True
+
     def __init__(self, path: str):
         self.path = path
         self.writer: StreamWriter | None = None
@@ -285,6 +287,7 @@ class DocumentLog:
     results, the diagnosis and the checksum of the content."""
 
     INDENT = 1
+    keeps_judgments = True
 
     def __init__(self, path: str):
         self.path = path

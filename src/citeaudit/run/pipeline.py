@@ -4,13 +4,13 @@ A run reads its input twice. The first pass checks every case (every problem loc
 `load_cases` locates it, all reported before anything is judged or written), notes the curated judge's
 labels on disk, and learns what the signature needs (was any answer parsed?). The second pass judges
 and scores a chunk of cases at a time and hands each scored case to the outputs as soon as it is known
-(`run_outputs.py`: JSON lines, a streamed or one-document run log, the JSON results, the terminal
+(`run/outputs.py`: JSON lines, a streamed or one-document run log, the JSON results; `report/terminal.py`: the terminal
 report). Memory holds one chunk and its judgments (the memo is emptied at each chunk), one id per case
 (to find an id used twice) and the summary, kept as counts. Loading everything is collecting the
 scored cases; nothing else grows with the input but what an output itself must keep.
 
 `score`, `prepare` and `rescore` run through `Run`; `verify` and the desk score one case at a time with
-`score_case`, the same step.
+`case_report`, the same step.
 """
 
 from __future__ import annotations
@@ -190,20 +190,32 @@ class ScoredCase:
         return {f"{r.case_id}/{r.answer_id}": [f.to_dict() for f in diagnose(self.rc, r)] for r in self.results}
 
 
-def score_case(rc: ResolvedCase, judgments, settings: Settings, report: Report) -> ScoredCase:
-    """Score every answer of one case, noting the pairs it asked for: the step every run repeats."""
-    asked = _CaseJudgments(judgments)
-    results = [score_answer(rc, a, asked, settings) for a in rc.case.answers]
-    return ScoredCase(rc, results, [r.ratios() for r in results], retrieval_ratios(rc, settings), asked.served,
-                      report)
+def score_case(rc: ResolvedCase, judgments, settings: Settings, report: Report, note_asked: bool = True) -> ScoredCase:
+    """Score every answer of one case: the step every run repeats. With `note_asked`, the pairs it asked
+    for are noted (a run log keeps them; noting costs a lookup per pair, so a run without a log skips it)."""
+    asked = _CaseJudgments(judgments) if note_asked else None
+    results = [score_answer(rc, a, asked or judgments, settings) for a in rc.case.answers]
+    return ScoredCase(rc, results, [r.ratios() for r in results], retrieval_ratios(rc, settings),
+                      asked.served if asked else {}, report)
+
+
+def case_report(rc: ResolvedCase, judgments, settings: Settings) -> Report:
+    """One case scored by the pipeline's step, as a report of its own: `verify` and the desk score one
+    case at a time (the same figures `score_cases` gives)."""
+    report = Report([rc], [], {}, judgments.signature, settings, Parsing.of([rc], settings))
+    scored = score_case(rc, judgments, settings, report, note_asked=False)
+    report.answers.extend(scored.results)
+    report.retrieval[rc.id] = scored.retrieval
+    return report
 
 
 # --- the run ----------------------------------------------------------------------------------------
 
 
 class Output(Protocol):
-    """Where a run's scored cases go (run_outputs.py): told of each case as it is scored, of each chunk's
-    judgments once the chunk is done, and of the run when it ends; `abort` removes what it began."""
+    """Where a run's scored cases go (run/outputs.py): told of each case as it is scored, of each chunk's
+    judgments once the chunk is done, and of the run when it ends; `abort` removes what it began. An
+    output whose `keeps_judgments` is true (a run log) is given each case's judgments in `asked`."""
 
     def start(self, run: Run) -> None: ...
     def case(self, scored: ScoredCase) -> None: ...
@@ -227,6 +239,7 @@ class Run:
         self.report = Report([], [], {}, judgments.signature, settings, parsing)
         self.summary = SummaryCounts(settings)
         self.scored_cases = self.scored_answers = 0
+        self.note_asked = True  # whether each case's judgments are noted (`write` asks its outputs)
 
     @property
     def spec(self) -> JudgeSpec | None:
@@ -283,7 +296,7 @@ class Run:
         for rc in chunk:
             if isinstance(judge, StreamedCuratedJudge):
                 judge.for_case(rc)
-            scored = score_case(rc, judgments, self.settings, self.report)
+            scored = score_case(rc, judgments, self.settings, self.report, self.note_asked)
             self.summary.add(scored)
             self.scored_cases += 1
             self.scored_answers += len(scored.results)
@@ -294,6 +307,7 @@ class Run:
     def write(self, outputs: Sequence[Output], progress: Callable[[int], None] | None = None) -> None:
         """Run, handing every scored case to each output; on any failure every output is aborted (nothing
         half written is left)."""
+        self.note_asked = any(getattr(output, "keeps_judgments", False) for output in outputs)
         try:
             for output in outputs:
                 output.start(self)
@@ -366,6 +380,7 @@ def prepare(cases: Cases, settings: Settings, reading: Reading, judge: str | Jud
     finally:
         listing.abort()  # does nothing once finished
     with run:
+        run.note_asked = False  # nothing keeps each case's judgments: the store has them
         if fill is not None:
             fill(run, listing.requests)
         for chunk in chunks(cases(), CHUNK):

@@ -28,7 +28,8 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 from citeaudit.budget import SearchBudget, SearchRecord
 from citeaudit.errors import InputError, Problem, format_path, validation_problems
 from citeaudit.judges import Judge, Judgments, JudgeSpec, JudgmentStore, judgment_source
-from citeaudit.metrics import Report, Settings, score_cases
+from citeaudit.metrics import Report, Settings
+from citeaudit.run.pipeline import case_report
 from citeaudit.metrics import names as N
 from citeaudit.metrics.scoring import INVALID_CITATION_JUDGE, NO_CITATION_JUDGE, AnswerResult, ClaimResult, plan_requests
 from citeaudit.records import Answer, Case, Document, Judgment, Passage, SourcePassage
@@ -298,7 +299,7 @@ def verify_case(rc: ResolvedCase, answer_id: str, judge: str | Judge = DEFAULT_J
         judgments = Judgments(judge, JudgmentStore(store) if isinstance(store, (str, Path)) else store)
     if judgments.batched:
         judgments.fill(plan_requests([one], VERIFY_SETTINGS))  # model and remote judges work in batches
-    report = score_cases([one], judgments, VERIFY_SETTINGS)
+    report = case_report(one, judgments, VERIFY_SETTINGS)
     result = _verification(one, report.answers[0], policy, report, budget)
     result._report, result._judgments = report, judgments
     return result
