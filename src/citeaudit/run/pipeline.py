@@ -279,11 +279,6 @@ class Run:
         if self.folder:
             _remove(self.folder)
 
-    def __iter__(self) -> Iterator[ScoredCase]:
-        """Score the cases one chunk at a time (a batch judge judges each chunk's pairs up front)."""
-        for chunk in chunks(self.cases(), CHUNK):
-            yield from self._chunk(chunk)
-
     def _chunk(self, chunk: list[ResolvedCase], fill: bool | None = None, after: Callable[[list], None] | None = None,
                progress: Callable[[int], None] | None = None) -> Iterator[ScoredCase]:
         """Score one chunk. `fill`: judge every pair its metrics may need up front, in batches (by default
@@ -311,8 +306,12 @@ class Run:
         try:
             for output in outputs:
                 output.start(self)
+            def chunk_done(recorded: list[tuple[Request, Judgment]]) -> None:
+                for output in outputs:
+                    output.chunk_done(recorded)
+
             for chunk in chunks(self.cases(), CHUNK):
-                for scored in self._chunk(chunk, after=lambda recorded: [o.chunk_done(recorded) for o in outputs]):
+                for scored in self._chunk(chunk, after=chunk_done):
                     for output in outputs:
                         output.case(scored)
                     if progress:
