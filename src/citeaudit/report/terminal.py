@@ -10,27 +10,18 @@ import tempfile
 from collections.abc import Callable
 from typing import Any
 
-from citeaudit.run.pipeline import Run, ScoredCase
+from citeaudit.run.pipeline import Output, Run, ScoredCase
 from citeaudit.run.results import AnswerRecord, CaseRecord, Summary
 from citeaudit.report.render import WORST, SummaryCounter, markdown_blocks, print_streamed_text, worst_key
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
 
-class SummaryLines:
+class SummaryLines(Output):
     """`--format text` beside a streamed log: how many cases and answers, the judge, the summed figures."""
 
     def __init__(self, write: Callable[[str], None]):
         self.write = write
-
-    def start(self, run: Run) -> None:
-        pass
-
-    def case(self, scored: ScoredCase) -> None:
-        pass
-
-    def chunk_done(self, recorded) -> None:
-        pass
 
     def finish(self, run: Run) -> None:
         echo = self.write
@@ -38,11 +29,8 @@ class SummaryLines:
         for name, ratio in run.summary.all.ratios().items():
             echo(f"  {name:<24} {ratio}")
 
-    def abort(self) -> None:
-        pass
 
-
-class TerminalReport:
+class TerminalReport(Output):
     """`--format text` (the summary, then the answers with the lowest support, or every case with
     `details`) and `--format markdown` (the summary, then every case). The summary's intervals need each
     answer's counts only, kept compactly; the answers shown are kept as they come (the worst few, in a
@@ -75,9 +63,6 @@ class TerminalReport:
                 heapq.heappush(self.heap, item)
             elif item[0] > self.heap[0][0]:
                 heapq.heapreplace(self.heap, item)
-
-    def chunk_done(self, recorded) -> None:
-        pass
 
     def finish(self, run: Run) -> None:
         summary = Summary.model_validate(run.summary_json())

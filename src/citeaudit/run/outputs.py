@@ -29,7 +29,7 @@ from pydantic import TypeAdapter
 from citeaudit._version import __version__
 from citeaudit.judges import Request
 from citeaudit.files.destinations import write_output_with
-from citeaudit.run.pipeline import Run, ScoredCase, request_line
+from citeaudit.run.pipeline import Output, Run, ScoredCase, request_line
 from citeaudit.records import Case, Judgment
 from citeaudit.run.results import AnswerRecord, CaseRecord, Finding, ResultSettings, Results, Summary
 from citeaudit.run.log import JudgmentRecord, PassageRecord, StreamWriter, _RunHeader, run_header
@@ -170,20 +170,14 @@ class _ResultsParts:
 # --- --format jsonl and a streamed log ----------------------------------------------------------------
 
 
-class JsonLines:
+class JsonLines(Output):
     """`--format jsonl`: each case's figures as one line as it is scored, then a line with the summary."""
 
     def __init__(self, out: IO[str]):
         self.out = out
 
-    def start(self, run: Run) -> None:
-        pass
-
     def case(self, scored: ScoredCase) -> None:
         self.out.write(_dumps({"case": scored.case_record, "answers": scored.answer_records}) + "\n")
-
-    def chunk_done(self, recorded) -> None:
-        pass
 
     def finish(self, run: Run) -> None:
         settings = run.settings
@@ -192,11 +186,8 @@ class JsonLines:
                                "settings": {"ks": list(settings.ks),
                                             "no_citation_precision": settings.no_citation_precision}}) + "\n")
 
-    def abort(self) -> None:
-        pass
 
-
-class StreamLog:
+class StreamLog(Output):
     """A run log streamed to `path` (schema 4 and later): the header, a line per case, the trailer."""
 
     keeps_judgments = True
@@ -220,9 +211,6 @@ class StreamLog:
             "diagnosis": scored.diagnosis,
         })
 
-    def chunk_done(self, recorded) -> None:
-        pass
-
     def finish(self, run: Run) -> None:
         self.writer.finish(run.summary_json())
 
@@ -234,7 +222,7 @@ class StreamLog:
 # --- one-document outputs ---------------------------------------------------------------------------
 
 
-class ResultsJson:
+class ResultsJson(Output):
     """`--format json`: the results as one document, written to `out` when the run ends."""
 
     INDENT = 2
@@ -244,14 +232,8 @@ class ResultsJson:
         self.folder = tempfile.mkdtemp(prefix="citeaudit-results-")
         self.parts = _ResultsParts(self.folder, self.INDENT, 0, canonical=False)
 
-    def start(self, run: Run) -> None:
-        pass
-
     def case(self, scored: ScoredCase) -> None:
         self.parts.add(scored)
-
-    def chunk_done(self, recorded) -> None:
-        pass
 
     def finish(self, run: Run) -> None:
         try:
@@ -281,7 +263,7 @@ class _TextSink:
         self.out.flush()
 
 
-class DocumentLog:
+class DocumentLog(Output):
     """A run log in one JSON document at `path`, as `write_runlog(build_runlog(...))` writes it: the
     header, every passage, case and judgment (each judgment once, in the order first asked), the
     results, the diagnosis and the checksum of the content."""
@@ -304,9 +286,6 @@ class DocumentLog:
         self.sorted.execute("CREATE TABLE d (key TEXT PRIMARY KEY, value TEXT)")
         self.seen: set[bytes] = set()  # a fingerprint per judgment written: each pair once
         self.asked: list[tuple[Request, Judgment]] = []  # the chunk's cases' own, after its recorded ones
-
-    def start(self, run: Run) -> None:
-        pass
 
     def case(self, scored: ScoredCase) -> None:
         for p in scored.passage_records:

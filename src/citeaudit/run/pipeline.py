@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from citeaudit.run.diagnose import diagnose
 from citeaudit.errors import DestinationError
@@ -212,16 +212,28 @@ def case_report(rc: ResolvedCase, judgments, settings: Settings) -> Report:
 # --- the run ----------------------------------------------------------------------------------------
 
 
-class Output(Protocol):
-    """Where a run's scored cases go (run/outputs.py): told of each case as it is scored, of each chunk's
-    judgments once the chunk is done, and of the run when it ends; `abort` removes what it began. An
-    output whose `keeps_judgments` is true (a run log) is given each case's judgments in `asked`."""
+class Output:
+    """Where a run's scored cases go (run/outputs.py, report/terminal.py): told when the run starts, of
+    each case as it is scored, of each chunk's judgments once the chunk is done, and of the run when it
+    ends; `abort` removes what it began. Each method does nothing unless an output needs it. An output
+    whose `keeps_judgments` is true (a run log) is given each case's judgments in `asked`."""
 
-    def start(self, run: Run) -> None: ...
-    def case(self, scored: ScoredCase) -> None: ...
-    def chunk_done(self, recorded: list[tuple[Request, Judgment]]) -> None: ...
-    def finish(self, run: Run) -> None: ...
-    def abort(self) -> None: ...
+    keeps_judgments = False
+
+    def start(self, run: Run) -> None:
+        pass
+
+    def case(self, scored: ScoredCase) -> None:
+        pass
+
+    def chunk_done(self, recorded: list[tuple[Request, Judgment]]) -> None:
+        pass
+
+    def finish(self, run: Run) -> None:
+        pass
+
+    def abort(self) -> None:
+        pass
 
 
 class Run:
@@ -302,7 +314,7 @@ class Run:
     def write(self, outputs: Sequence[Output], progress: Callable[[int], None] | None = None) -> None:
         """Run, handing every scored case to each output; on any failure every output is aborted (nothing
         half written is left)."""
-        self.note_asked = any(getattr(output, "keeps_judgments", False) for output in outputs)
+        self.note_asked = any(output.keeps_judgments for output in outputs)
         try:
             for output in outputs:
                 output.start(self)
