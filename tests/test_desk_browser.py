@@ -584,7 +584,7 @@ def test_clicks_and_keys_made_while_an_edit_is_judged_are_applied_in_order(chrom
         held.wait_for_one()
         page.click("#cite-S3")
         expect(page.locator("body")).to_have_attribute("data-pending", "2")
-        expect(page.locator("#status")).to_have_text("Working… (1 more change waits their turn)")
+        expect(page.locator("#status")).to_have_text("Working… (1 more change waits its turn)")
         for box in ("#cite-S1", "#cite-S3"):
             expect(page.locator(box)).to_be_checked()  # both stay ticked while they wait
         expect(page.locator("#inspector-citations")).to_have_text("S2")  # the server has not answered yet

@@ -128,7 +128,7 @@ async function drain() {
 function showProgress() {
   const waiting = queue.length;
   document.body.dataset.pending = String(waiting + (state.inflight ? 1 : 0));
-  showStatus(`Working…${waiting ? ` (${waiting} more ${waiting === 1 ? "change waits" : "changes wait"} their turn)` : ""}`);
+  showStatus(`Working…${waiting ? ` (${waiting} more ${waiting === 1 ? "change waits its" : "changes wait their"} turn)` : ""}`);
 }
 
 /** A POST whose answer is a snapshot, as a queued job; `body` may be a function, built when it is sent. */
