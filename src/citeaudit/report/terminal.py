@@ -49,8 +49,7 @@ class TerminalReport(Output):
         self.every = self.every or run.checked.answers <= self.limit
 
     def case(self, scored: ScoredCase) -> None:
-        case = CaseRecord.model_validate(scored.case_record)
-        answers = [AnswerRecord.model_validate(r) for r in scored.answer_records]
+        case, answers = scored.case_model, scored.answer_models
         self.counter.add(case, answers)
         if self.every:
             self.spool.write(_dumps({"case": scored.case_record, "answers": scored.answer_records}) + "\n")

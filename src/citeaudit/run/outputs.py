@@ -121,9 +121,9 @@ class _ResultsParts:
         self.indent, self.depth = indent, depth
 
     def add(self, scored: ScoredCase) -> None:
-        self.cases.add(CaseRecord.model_validate(scored.case_record))
-        for record in scored.answer_records:
-            self.answers.add(AnswerRecord.model_validate(record))
+        self.cases.add(scored.case_model)
+        for record in scored.answer_models:
+            self.answers.add(record)
 
     def opening(self, run: Run) -> Results:
         """The results' small fields (the arrays left empty: their printing is done here)."""

@@ -37,7 +37,7 @@ from citeaudit.metrics.ratio import Ratio
 from citeaudit.metrics.scoring import (AnswerResult, FigureSums, Parsing, Report, add_ratios, label_totals, retrieval_ratios,
                               score_answer)
 from citeaudit.records import Judgment
-from citeaudit.run.results import answer_json
+from citeaudit.run.results import AnswerRecord, CaseRecord, answer_json
 from citeaudit.parse.resolve import Reading, ResolvedCase
 
 CHUNK = 256  # cases judged and scored together: a batch judge fills each chunk's pairs at once
@@ -180,6 +180,15 @@ class ScoredCase:
     @cached_property
     def answer_records(self) -> list[dict[str, Any]]:
         return [answer_json(self.report, r, ratios) for r, ratios in zip(self.results, self.ratios)]
+
+    @cached_property
+    def case_model(self) -> CaseRecord:
+        """The case's record as the results hold it (validated once, whichever outputs ask)."""
+        return CaseRecord.model_validate(self.case_record)
+
+    @cached_property
+    def answer_models(self) -> list[AnswerRecord]:
+        return [AnswerRecord.model_validate(r) for r in self.answer_records]
 
     @cached_property
     def passage_records(self) -> list[dict[str, Any]]:
