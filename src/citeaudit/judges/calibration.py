@@ -16,7 +16,9 @@ numpy only, so it runs at inference-time cost and needs no training extra. Runni
 labelled rows to fit it is training/calibrate.py (`citeaudit calibrate-judge`).
 
 The coefficients live in `calibration.json` next to the model, so they are part of the model
-directory's hash and therefore of the judge's signature.
+directory's hash and therefore of the judge's signature. A judge adapted to a team's labels
+(training/adapt.py) also keeps there its uncertain band and its Chinese threshold, which the `model`
+judge then uses unless told otherwise.
 """
 
 from __future__ import annotations
@@ -59,6 +61,8 @@ class Calibration:
     bias: float
     fitted_on: dict = field(default_factory=dict)  # what the coefficients were fitted on (rows, sources, command)
     features: tuple[str, ...] = FEATURES
+    band: float | None = None  # the uncertain band fitted with it (None: the judge's default)
+    zh_threshold: float | None = None  # the Chinese route's threshold (None: the judge's default)
 
     def probability(self, values: Sequence[float]) -> float:
         z = self.bias + sum(w * x for w, x in zip(self.weights, values))
@@ -67,6 +71,9 @@ class Calibration:
     def to_json(self) -> dict:
         d = asdict(self)
         d["weights"], d["features"] = list(self.weights), list(self.features)
+        for optional in ("band", "zh_threshold"):  # the shipped file has neither: keep it byte-identical
+            if d[optional] is None:
+                del d[optional]
         return d
 
     def save(self, model_dir: str | Path) -> Path:
@@ -95,13 +102,21 @@ def load(model_dir: str | Path) -> Calibration | None:
         raise JudgeSetupError(f"{path}: weights: expected {len(FEATURES)} numbers, found {weights!r}")
     if not isinstance(d.get("bias"), (int, float)):
         raise JudgeSetupError(f"{path}: bias: expected a number, found {d.get('bias')!r}")
-    return Calibration(tuple(float(w) for w in weights), float(d["bias"]), d.get("fitted_on") or {})
+    for name, low, high in (("band", 0.0, 0.5), ("zh_threshold", -1.0, 1.0)):
+        value = d.get(name)
+        if value is not None and not (isinstance(value, (int, float)) and not isinstance(value, bool)
+                                      and low <= value < high):
+            raise JudgeSetupError(f"{path}: {name}: expected a number in [{low:g}, {high:g}), found {value!r}")
+    return Calibration(tuple(float(w) for w in weights), float(d["bias"]), d.get("fitted_on") or {},
+                       band=d.get("band"), zh_threshold=d.get("zh_threshold"))
 
 
 def fit(values: Sequence[Sequence[float]], gold_full: Sequence[bool], l2: float = 1.0,
-        fitted_on: dict | None = None) -> Calibration:
+        fitted_on: dict | None = None, prior: Calibration | None = None) -> Calibration:
     """Logistic regression with balanced class weights and an L2 penalty on the weights (not the bias),
-    by Newton's method. Raises ValueError when the rows hold one class only."""
+    by Newton's method. With a `prior` the penalty pulls the weights toward the prior's rather than
+    toward zero: a refit on a few rows stays near the calibration it refines. Raises ValueError when the
+    rows hold one class only."""
     x = np.asarray(values, dtype=float)
     y = np.asarray(gold_full, dtype=float)
     positives = int(y.sum())
@@ -113,12 +128,18 @@ def fit(values: Sequence[Sequence[float]], gold_full: Sequence[bool], l2: float 
     design = np.hstack([x, np.ones((n, 1))])
     penalty = np.full(design.shape[1], l2)
     penalty[-1] = 0.0
-    beta = np.zeros(design.shape[1])
+    centre = np.zeros(design.shape[1])
+    if prior is not None:
+        centre[:-1] = prior.weights
+    beta = centre.copy()
     for _ in range(100):
         p = 1.0 / (1.0 + np.exp(-design @ beta))
-        gradient = design.T @ (sample_w * (p - y)) + penalty * beta
+        gradient = design.T @ (sample_w * (p - y)) + penalty * (beta - centre)
         hessian = (design * (sample_w * p * (1 - p))[:, None]).T @ design + np.diag(penalty)
-        step = np.linalg.solve(hessian, gradient)
+        try:
+            step = np.linalg.solve(hessian, gradient)
+        except np.linalg.LinAlgError:  # every row predicted with certainty: the bias has no curvature
+            step = np.linalg.lstsq(hessian, gradient, rcond=None)[0]
         beta -= step
         if np.abs(step).max() < 1e-10:
             break

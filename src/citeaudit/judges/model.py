@@ -8,7 +8,8 @@ the qualifier guard, with Chinese pairs routed to the embedding judge.
     model:path=DIR                another exported model directory (same layout as judges/../models/judge-v1)
     model:batch=16                windows per forward pass (default 1, see below)
     model:calibration=off         the model's own argmax instead of the calibrated decision
-    model:band=0.13               the uncertain band: |p(support) - 0.5| below it is `uncertain` (0: off)
+    model:band=0.13               the uncertain band: |p(support) - 0.5| below it is `uncertain` (0: off;
+                                  default: the band fitted with the directory's calibration, else 0.13)
 
 Batch size 1 by default: onnxruntime's dynamic int8 quantisation computes each activation scale over the
 whole batch tensor, padding included, so with batches a window's scores move (by up to ~0.02) with
@@ -176,7 +177,7 @@ class ModelJudge:
 
     def __init__(self, path: str | Path | None = None, guard: bool = True, threads: int | None = None,
                  zh: str = "embedding", batch_size: int = 1, calibrated: bool = True,
-                 band: float = MODEL_UNCERTAIN_BAND):
+                 band: float | None = None):
         self.options = MODEL.of(path=path, guard=guard, threads=threads, zh=zh, batch_size=batch_size,
                                 calibrated=calibrated, band=band)  # checked: a JudgeSetupError names a bad one
         self.path = Path(self.options["path"]) if self.options["path"] else shipped_model_dir()
@@ -186,12 +187,19 @@ class ModelJudge:
         self.zh = self.options["zh"]
         self._zh_judge = None
         self._judged: BoundedCache[tuple[Request, bool], Judgment] = BoundedCache(100_000)
-        # the band needs the calibrated p(support): without a calibration there is none
-        self.band = self.options["band"] if self.calibration is not None else 0.0
+        # the band needs the calibrated p(support): without a calibration there is none; unless given,
+        # it is the one fitted with the calibration (an adapted judge's), else the shipped default
+        fitted = self.calibration if self.calibration is not None else calibration.load(self.path)
+        self.band = (0.0 if self.calibration is None else self.options["band"] if self.options["band"] is not None
+                     else fitted.band if fitted.band is not None else MODEL_UNCERTAIN_BAND)
+        self.zh_threshold = (fitted.zh_threshold if fitted is not None and fitted.zh_threshold is not None
+                             else float(ZH_EMBEDDING_THRESHOLD))
+        zh_shown = f"embedding:{self.zh_threshold:g}" if self.zh == "embedding" else self.zh
         # `cal` says whether a calibration is in use: asked for, and the model directory has one;
         # `sets=parts`: a set is judged with its parts (monotone), which changes what is stored
         self.signature = (f"model:{self.path.name}[{self.inner.signature}]"
-                          + self.options.signature(calibration=self.calibration is not None, band=self.band)
+                          + self.options.signature(calibration=self.calibration is not None, band=self.band,
+                                                   zh=zh_shown)
                           + "|sets=parts")
 
     @property
@@ -199,7 +207,7 @@ class ModelJudge:
         if self._zh_judge is None:
             from citeaudit.judges.embedding import make_embedding_judge
 
-            self._zh_judge = make_embedding_judge(ZH_EMBEDDING_THRESHOLD)
+            self._zh_judge = make_embedding_judge(f"{self.zh_threshold:g}")
         return self._zh_judge
 
     def judge(self, text: str, passages: Sequence[SourcePassage]) -> Judgment:

@@ -61,10 +61,12 @@ MODEL = JudgeOptions("model", (
            show=lambda v: f"on@{_guard_version()}" if v else "off"),
     Option("calibration", switch(), True, "the calibrated decision (off: the model's own argmax)",
            keyword="calibrated", signed="cal", show=_on_off),
+    # an adapted judge's directory may hold its own Chinese threshold: the signature shows the one used
     Option("zh", choice("embedding", "model"), "embedding", "who judges Chinese pairs",
-           signed="zh", show=lambda v: f"embedding:{ZH_EMBEDDING_THRESHOLD}" if v == "embedding" else "model"),
-    Option("band", number(0.0, 0.5), MODEL_UNCERTAIN_BAND,
-           "half-width of the uncertain band around p(support) = 0.5 (0: never uncertain)",
+           signed="zh", show=lambda v: f"embedding:{ZH_EMBEDDING_THRESHOLD}" if v == "embedding" else v),
+    Option("band", number(0.0, 0.5), None,
+           "half-width of the uncertain band around p(support) = 0.5 (0: never uncertain; default: the "
+           f"model directory's, else {MODEL_UNCERTAIN_BAND})",
            signed="band", show=lambda v: f"{v:g}"),
     Option("threads", integer(1), None, "onnxruntime intra-op threads", env=THREADS),
     Option("batch", integer(1), 1, "windows per forward pass", keyword="batch_size"),
