@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from citeaudit.cli import main
-from citeaudit.run.compare import ONE_RUN_RANK, change_rank, compare, run_names
+from citeaudit.run.compare import ONE_RUN_RANK, change_rank, compare, comparison_json, format_comparison, run_names
 from citeaudit.stats import bootstrap_interval, cohen_kappa, paired_ratio_differences
 
 from run_copies import as_log, copied_run, resum, write
@@ -134,6 +134,60 @@ def test_label_agreement_on_shared_claims_counts_uncertain_apart():
     assert g["kappa"] == pytest.approx(cohen_kappa([x for x, _ in counted], [y for _, y in counted]))
     assert g["confusion"]["full"]["contradicts"] == 1 and g["confusion"]["none"]["partial"] == 1
     assert g["kappa_ci"][0] <= g["kappa"] <= g["kappa_ci"][1]
+
+
+def _left_unsure(data: dict, system: str, claims: tuple[int, ...], full: tuple[int, ...] = ()) -> dict:
+    """Every answer of `system`: `claims` left unsure (their best guess kept), `full` judged full."""
+    for record in data["results"]["answers"]:
+        if record["system"] != system:
+            continue
+        for i in full:
+            record["claims"][i]["judgment"]["label"] = "full"
+        for i in claims:
+            record["claims"][i]["judgment"]["uncertain"] = True
+        decided = [c["judgment"] for c in record["claims"] if not c["judgment"].get("uncertain")]
+        supported = sum(j["label"] == "full" for j in decided)
+        record["metrics"]["support"].update(numerator=supported, denominator=len(decided),
+                                            value=supported / len(decided) if decided else None)
+    return resum(data)
+
+
+def test_claims_a_judge_left_unsure_are_never_read_as_fewer_unsupported():
+    """B's judge left unsure the 20 claims A's judged unsupported: B's support is higher only because they
+    are out of it, so the reading says that, not that B makes 20 fewer unsupported claims."""
+    a, b = copied_run(10), _left_unsure(copied_run(10), "A", (1, 2))
+    result = compare(_log(a), _log(b))
+    assert not any(" makes " in line for line in result.reading)  # neither run is said to make fewer
+    assert result.reading[:3] == [
+        "20 claims judged unsupported in A, 0 in B, but the claims left unsure could change that: neither is "
+        "shown to make fewer unsupported claims (support 50/70 (71.4 %) vs 50/50 (100.0 %), judged claims only)",
+        "claims left unsure, in no figure: 0 in A, 20 in B",
+        "B left 20 claims unsure that A judged (A: 0 supported, 20 not)",
+    ]
+    assert result.unsure == {"a": 0, "b": 20, "a_unsure_b_judged": {}, "b_unsure_a_judged": {"none": 20}}
+    # the other way round, the same claims, each run's side named
+    back = compare(_log(b), _log(a))
+    assert back.reading[2] == "A left 20 claims unsure that B judged (B: 0 supported, 20 not)"
+
+
+def test_a_gap_the_unsure_claims_cannot_close_is_read_as_at_least_that_many_fewer():
+    a = copied_run(10)
+    b = _left_unsure(copied_run(10), "A", (1,), full=(2,))  # 10 judged full now, 10 left unsure
+    result = compare(_log(a), _log(b))
+    assert result.reading[0] == ("B makes at least 10 fewer unsupported claims than A, even if every claim left "
+                                 "unsure is unsupported (support 50/70 (71.4 %) vs 60/60 (100.0 %), judged claims only)")
+    assert result.reading[2] == "B left 10 claims unsure that A judged (A: 0 supported, 10 not)"
+    assert "reading:\n  B makes at least 10 fewer" in format_comparison(result)
+    assert comparison_json(result)["unsure"]["b_unsure_a_judged"] == {"none": 10}
+
+
+def test_without_unsure_claims_the_reading_is_as_before():
+    a, b = copied_run(3), copied_run(3)
+    _relabel(b, "A-00000", 1, "full")
+    result = compare(_log(a), _log(b))
+    assert result.reading[0] == "B makes 1 fewer unsupported claim than A (support 15/21 (71.4 %) vs 16/21 (76.2 %))"
+    assert result.unsure == {"a": 0, "b": 0, "a_unsure_b_judged": {}, "b_unsure_a_judged": {}}
+    assert len(result.reading) == 2
 
 
 # --- names and the command line ---------------------------------------------------------------------------

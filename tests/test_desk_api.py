@@ -446,5 +446,16 @@ def test_a_run_log_with_uncertain_judgments_fills_the_queue(unsure, tmp_path):
     assert {q["best_guess"] for q in queue["items"]} == {"full"}
 
 
+def test_an_exported_run_diagnoses_an_unsure_claim_as_unsure(unsure):
+    """The curated run finds p7's "Eco reduces annual energy by 15%." cited but unsupported; unsure of it,
+    the judge leaves no verdict, and neither does the exported run's diagnosis."""
+    session, _, _ = unsure
+    log = session.export()
+    assert [(f.ref, f.cause, f.area) for f in log.diagnosis["p7/A"] if f.kind == "claim"] == [
+        ("2.1", "judge_unsure", "judgment"), ("3.1", "cited_unsupported", "evidence use")]
+    # C's unsure claim names the pilot's duration: that fact is undecided, not omitted
+    assert [(f.ref, f.cause) for f in log.diagnosis["p7/C"]] == [("2.1", "judge_unsure"), ("duration", "judge_unsure")]
+
+
 def test_no_queue_when_the_judge_is_sure_of_everything(client):
     assert client.get("/api/state").json()["queue"] == {"count": 0, "items": []}

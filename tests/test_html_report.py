@@ -70,7 +70,37 @@ def test_report_counts_causes_per_system(p7_html):
               for g, row in re.findall(r'<tr class="group" data-group="([^"]+)">(.*?)</tr>', table, re.S)}
     # systems A, B, C: A's two unsupported claims and omitted facts, B's two omitted facts
     assert counts == {"retrieval miss": ["0", "0", "0"], "evidence not used": ["0", "0", "0"],
-                      "unsupported claim": ["2", "0", "0"], "incomplete": ["2", "2", "0"]}
+                      "unsupported claim": ["2", "0", "0"], "incomplete": ["2", "2", "0"],
+                      "judge unsure": ["0", "0", "0"]}
+
+
+class UnsureOfB:
+    """Full for "a"; for "b" unsure, its best guess none (what a cited but unsupported claim would read)."""
+
+    name, signature = "unsure-b", "unsure-b@test"
+
+    def judge(self, text, passages):
+        if text == "b":
+            return Judgment(label="none", judge=self.signature, uncertain=True, scores={"support": 0.45})
+        return Judgment(label="full", judge=self.signature)
+
+
+def unsure_log():
+    cases = load(make_case([{"text": "a", "citations": ["S1"]}, {"text": "b", "citations": ["S2"]}]))
+    judgments = Judgments(UnsureOfB())
+    return build_runlog(score_cases(cases, judgments, Settings()), judgments)
+
+
+def test_an_unsure_claim_is_counted_under_its_own_cause_never_as_unsupported():
+    html = render_html(unsure_log())
+    table = re.search(r'<table id="causes">(.*?)</table>', html, re.S).group(1)
+    counts = {g: re.findall(r'<td class="num">(\d+)</td>', row)
+              for g, row in re.findall(r'<tr class="group" data-group="([^"]+)">(.*?)</tr>', table, re.S)}
+    assert counts["judge unsure"] == ["1"] and counts["unsupported claim"] == ["0"]
+    assert "Decide these claims in the desk&#39;s review, or escalate them" in table
+    (row,) = [r for r in report_rows(html) if r["text"] == "b"]
+    assert (row["label"], row["cause"], row["uncertain"]) == ("uncertain", "judge_unsure", 1)
+    assert "a person should decide, in the desk's review" in row["advice"]
 
 
 def test_summary_has_one_table_per_system_with_counts(p7_html):

@@ -13,7 +13,7 @@ import pytest
 from markdown_it import MarkdownIt
 
 from citeaudit.cli import main
-from citeaudit.report.render import WORST, md_text, summary_tables, to_markdown, worst_answers
+from citeaudit.report.render import WORST, md_text, summary_tables, text_report, to_markdown, worst_answers
 from citeaudit.stats import bootstrap_interval
 
 from run_copies import as_log, copied_run, golden, resum, write
@@ -158,6 +158,47 @@ def test_the_worst_answers_are_the_lowest_supported_and_the_rest_are_counted():
     log = as_log(copied_run(6 + 2, edit))
     worst = worst_answers(log.results, 3)
     assert [a.answer for a in worst] == ["A-00007", "A-00000", "A-00001"]
+
+
+def _unsure_answer_7(i, answer):
+    """Copy 7's answer A: its supported claim and one unsupported claim left unsure (0/1 supported, 2 unsure)."""
+    if answer["system"] == "A" and i == 7:
+        for c in (0, 2):
+            answer["claims"][c]["judgment"]["uncertain"] = True
+        answer["metrics"]["support"].update(numerator=0, denominator=1, value=0.0)
+
+
+def test_an_answer_ranks_by_its_support_at_best_never_by_judged_claims_alone():
+    """0/1 supported beside 2 unsure is at best 2/3: it ranks after every answer whose judged claims show
+    1/3, although its judged claims alone read 0 %."""
+    log = as_log(copied_run(9, _unsure_answer_7))
+    ranked = [a.answer for a in worst_answers(log.results, 9)]
+    assert ranked == [f"A-{i:05d}" for i in (0, 1, 2, 3, 4, 5, 6, 8, 7)]
+    everyone = [a.answer for a in worst_answers(log.results, 27)]
+    assert everyone.index("A-00007") < everyone.index("B-00000")  # below 1/1 at best
+
+
+def test_the_text_report_says_the_rule_and_each_ranked_answer_s_unsure_claims():
+    log = as_log(copied_run(9, _unsure_answer_7))
+    out = text_report(log.results, log.signature)
+    assert "the 10 answers with the lowest support, even counting unsure claims as supported (17 of 27 left out" in out
+    assert "case case-00007 · answer A-00007 · system A · 0/1 supported, 2 unsure" in out
+    assert "case case-00000 · answer A-00000 · system A · 1/3 supported\n" in out
+    plain = as_log(copied_run(9))  # no unsure claim: no rule to state
+    assert "the 10 answers with the lowest support (17 of 27 left out" in text_report(plain.results, plain.signature)
+
+
+def test_text_and_markdown_reports_give_an_unsure_claim_its_own_cause(runner, tmp_path):
+    from test_html_report import unsure_log
+
+    path = write(tmp_path / "run.json", json.loads(unsure_log().model_dump_json()))
+    for fmt in ("text", "markdown"):
+        out = runner.invoke(main, ["report", str(path), "--format", fmt]).stdout
+        assert "- t/a:\n  - judgment: claim 2.1 *judge unsure* — b\n" in out, fmt
+        assert "unsupported" not in out.split("## Diagnosis")[1]
+    data = json.loads(runner.invoke(main, ["report", str(path), "--format", "json"]).stdout)
+    (finding,) = data["diagnosis"]["t/a"]
+    assert (finding["cause"], finding["area"]) == ("judge_unsure", "judgment")
 
 
 # --- the terminal, piped ---------------------------------------------------------------------------------

@@ -153,6 +153,39 @@ def test_each_cause(statements, ranking, expected):
     assert [(f.kind, f.cause) for f in diagnose(rc, result)] == expected
 
 
+class UnsureOf(SetJudge):
+    """SetJudge, except that it is unsure of every text starting with "maybe": its best guess kept."""
+
+    def judge(self, text, passages):
+        j = super().judge(text, passages)
+        return j.model_copy(update={"uncertain": True}) if text.startswith("maybe") else j
+
+
+@pytest.mark.parametrize("statements, ranking, expected", [
+    # whatever its best guess and wherever its evidence, an unsure claim is no failure of the answer
+    ([{"text": "maybe x", "citations": ["S2"], "facts": ["f"]}], ["S2"], [("claim", "judge_unsure"), ("fact", "judge_unsure")]),
+    ([{"text": "maybe c", "citations": ["S2"], "facts": ["f"]}], ["S2"], [("claim", "judge_unsure"), ("fact", "judge_unsure")]),
+    ([{"text": "maybe ok", "citations": ["S2"], "facts": ["f"]}], ["S2"], [("claim", "judge_unsure"), ("fact", "judge_unsure")]),
+    ([{"text": "maybe x", "citations": ["S1"], "facts": ["f"]}], ["S1"], [("claim", "judge_unsure"), ("fact", "judge_unsure")]),
+    ([{"text": "maybe y", "citations": ["S1"]}], ["S2"], [("claim", "judge_unsure"), ("fact", "omitted")]),
+    # the fact is undecided because of the unsure claim, not failed by the judged one
+    ([{"text": "x", "citations": ["S2"], "facts": ["f"]}, {"text": "maybe x", "citations": ["S2"], "facts": ["f"]}],
+     ["S2"], [("claim", "cited_unsupported"), ("claim", "judge_unsure"), ("fact", "judge_unsure")]),
+    # a supported claim conveys the fact, whatever the unsure one
+    ([{"text": "ok", "citations": ["S2"], "facts": ["f"]}, {"text": "maybe x", "citations": ["S2"], "facts": ["f"]}],
+     ["S2"], [("claim", "judge_unsure")]),
+])
+def test_an_unsure_claim_has_its_own_cause(statements, ranking, expected):
+    (rc,) = load(make_case(statements, facts=FACTS, ranking=ranking))
+    judge = UnsureOf({"ok": [{"S2"}], "maybe ok": [{"S2"}]}, contradicts={"c": {"S2"}, "maybe c": {"S2"}})
+    (result,) = score_cases([rc], Judgments(judge)).answers
+    findings = diagnose(rc, result)
+    assert [(f.kind, f.cause) for f in findings] == expected
+    unsure = next(f for f in findings if f.cause == "judge_unsure")
+    assert (unsure.title, unsure.area) == ("judge unsure", "judgment")
+    assert "review it in the desk" in unsure.advice and "--judge cascade:" in unsure.advice
+
+
 # ------------------------------------------------------------------------------------------
 # Compare: the seed's pairwise reading
 

@@ -160,6 +160,10 @@ def test_uncertain_is_never_support_whatever_the_policy():
                     {"S1": "Alpha is red, beta is blue, gamma is green."}, judge, lenient)
     assert [c.supported for c in result.claims] == [False, False, True]
     assert result.decision == "revise"  # 2 of 3 unsupported is more than half
+    # said apart, as every report says it, and in the run log's diagnosis as no verdict either
+    assert result.render().startswith("decision: revise (1 of 3 claims supported, 2 the judge was unsure of)\n")
+    (findings,) = result.runlog().diagnosis.values()
+    assert [f.cause for f in findings] == ["judge_unsure", "judge_unsure"]
 
 
 @pytest.mark.parametrize("text, problem", [

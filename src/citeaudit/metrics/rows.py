@@ -48,9 +48,10 @@ COLUMNS: tuple[Column, ...] = (
     Column("evidence_start", "int", "start of the evidence in that passage (characters)"),
     Column("evidence_end", "int", "end of the evidence in that passage (characters, exclusive)"),
     Column("p_full", "float", "the judge's probability of `full`, when it gives class scores"),
-    Column("support", "float", "the answer's support: claims labelled full / claims"),
+    Column("support", "float", "the answer's support: claims labelled full / claims judged"),
     Column("support_numerator", "int", "claims of the answer labelled full"),
-    Column("support_denominator", "int", "claims of the answer"),
+    Column("support_denominator", "int", "claims of the answer judged (those uncertain or unjudged are "
+                                         "counted apart)"),
     Column("citation_recall", "float", "the answer's citation recall (ALCE)"),
     Column("citation_precision", "float", "the answer's citation precision (ALCE)"),
     Column("coverage", "float", "the answer's coverage: required facts conveyed by a supported claim / "

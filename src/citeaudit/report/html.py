@@ -32,6 +32,10 @@ CAUSE_GROUPS = {
                           "Constrain generation to what the cited passage says; see each claim's advice below."),
     "incomplete": (("omitted", "abstained"),
                    "Make the answer state the required facts its sources document."),
+    # not a failure of the system: the judge gave no verdict, so nothing above may count these
+    "judge unsure": (("judge_unsure",),
+                     "Decide these claims in the desk's review, or escalate them to a stronger judge "
+                     "(e.g. --judge cascade:model,openai:MODEL)."),
 }
 
 

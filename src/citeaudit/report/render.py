@@ -23,6 +23,7 @@ from citeaudit.metrics.signature import Signature
 from citeaudit.records import LABELS
 from citeaudit.stats import RESAMPLES, SEED, ratio_intervals
 from citeaudit.text import visible_controls
+from citeaudit.run.diagnose import AREAS
 from citeaudit.run.results import AnswerRecord, CaseRecord, Finding, Ratios, Results, Summary, answer_json, to_json
 
 __all__ = ["WORST", "answer_json", "diagnosis_markdown", "print_text", "signatures", "summary_tables",
@@ -45,6 +46,7 @@ HEADERS = {
 }
 # The terminal shows this many answers, those with the lowest support, unless asked for every one.
 WORST = 10
+RANK_RULE = "even counting unsure claims as supported"  # worst_key's rule, as the heading says it
 INTERVAL_NOTE = f"95 % intervals: bootstrap over the items counted, {RESAMPLES} resamples, seed {SEED}"
 
 
@@ -196,17 +198,31 @@ def _measure(name: str) -> str:
 
 
 def worst_key(a: AnswerRecord, i: int) -> tuple:
-    """Lowest support first (an answer without a judged claim after every answer with one), ties broken
-    by more unsupported claims, then lower coverage, then run order `i`."""
+    """Lowest support at best first: (supported + unsure) / (judged + unsure), each claim the judge was
+    unsure of counted as if it were supported. The list names an answer only for what its judgments
+    show, as `compare` does: one unsupported claim beside seven unsure ones (0/1 supported, 7 unsure; at
+    best 7/8) never outranks eight judged unsupported claims. An answer with neither a judged nor an
+    unsure claim comes after every answer with one. Ties: more unsupported claims, then more unsure
+    ones, then lower coverage, then run order `i`."""
     support = a.metrics[N.SUPPORT].ratio() if N.SUPPORT in a.metrics else None
     coverage = a.metrics[N.COVERAGE].ratio() if N.COVERAGE in a.metrics else None
-    unsupported = support.denominator - support.numerator if support else 0
-    return (support is None or not support.defined, support.value if support and support.defined else 0.0,
-            -unsupported, coverage.value if coverage and coverage.defined else 1.0, i)
+    unsure = a.labels.get(UNCERTAIN, 0) if support else 0
+    supported, judged = (support.numerator, support.denominator) if support else (0, 0)
+    counted = judged + unsure
+    return (not counted, (supported + unsure) / counted if counted else 0.0, -(judged - supported), -unsure,
+            coverage.value if coverage and coverage.defined else 1.0, i)
+
+
+def ranked_support(a: AnswerRecord) -> str:
+    """What a ranked answer is ranked by, in words: "0/1 supported, 7 unsure"."""
+    if N.SUPPORT not in a.metrics:
+        return "support not measured"
+    unsure = a.labels.get(UNCERTAIN, 0)
+    return f"{a.metrics[N.SUPPORT].ratio().counts()} supported" + (f", {unsure} unsure" if unsure else "")
 
 
 def worst_answers(results: Results, limit: int = WORST) -> list[AnswerRecord]:
-    """The `limit` answers with the lowest support (see `worst_key`)."""
+    """The `limit` answers with the lowest support at best (see `worst_key`)."""
     return [a for _, a in sorted(enumerate(results.answers), key=lambda item: worst_key(item[1], item[0]))[:limit]]
 
 
@@ -300,14 +316,15 @@ def markdown_blocks(summary: Summary, counter: SummaryCounter, signature: Signat
 
 
 def diagnosis_markdown(diagnosis: dict[str, list[Finding]]) -> str:
-    """Failures grouped by where the fix lies: search and filters, evidence use, or completeness."""
+    """Failures grouped by where the fix lies: search and filters, evidence use, completeness, or the
+    judgment itself (claims the judge was unsure of)."""
     out = ["## Diagnosis", ""]
     for answer, findings in diagnosis.items():
         if not findings:
             out.append(f"- {md_text(answer)}: every claim supported, every required fact conveyed")
             continue
         out.append(f"- {md_text(answer)}:")
-        for area in ("search and filters", "evidence use", "completeness"):
+        for area in AREAS:
             for f in (f for f in findings if f.area == area):
                 out.append(f"  - {area}: {f.kind} {md_text(f.ref)} *{f.cause.replace('_', ' ')}* — {md_text(f.text)}")
     return "\n".join(out) + "\n"
@@ -441,10 +458,11 @@ def print_streamed_text(summary: Summary, counter: SummaryCounter, signature: Si
                 _print_answer(a, out, f"answer {a.answer}")
             out.line()
         return
+    rule = f", {RANK_RULE}" if summary.labels.get(UNCERTAIN) else ""  # the rule matters only then
     out.line(f" ({answers - len(worst)} of {answers} left out; --details shows every "
-             "answer)", head=f"the {len(worst)} answers with the lowest support")
+             "answer)", head=f"the {len(worst)} answers with the lowest support{rule}")
     for a, question in worst:
-        _print_answer(a, out, f"case {a.case} · answer {a.answer} · system {a.system}")
+        _print_answer(a, out, f"case {a.case} · answer {a.answer} · system {a.system} · {ranked_support(a)}")
         out.line(f"  question: {question}")
         out.line()
 

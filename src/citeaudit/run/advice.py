@@ -65,7 +65,8 @@ def claim_advice(judgment: Judgment | None, cause: str | None, evidence: list[st
         return "Not judged: the run log holds no judgment for this claim."
     if judgment.uncertain:
         return (f"The judge was unsure (its best guess, {judgment.label}, is shown and counted apart): "
-                "a person should decide.")
+                "a person should decide, in the desk's review, or a stronger judge "
+                "(e.g. --judge cascade:model,openai:MODEL).")
     if cause is None:
         return ""
     notes = guard_notes(judgment.explanation)

@@ -1,7 +1,8 @@
 """Compare two runs (or two systems) side by side: each figure with its raw counts and the difference
 on the answers both runs have (a paired bootstrap interval), how far the two runs' labels agree on the
 claims both make (Cohen's kappa, confusion), and the claims whose label changed, most consequential
-first.
+first. Claims a judge left unsure are reported as such, apart: a run never reads as making fewer
+unsupported claims because its judge was unsure of them.
 
 Two runs are compared only when their signatures agree on every field that changes figures (judge,
 parser and claim splitter, the no-citation convention): a curated run beside an embedding run is a
@@ -10,6 +11,8 @@ comparison of judges, not of systems, and is refused unless asked for explicitly
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +21,7 @@ from citeaudit.run.agree import MIN_PAIRS, figures
 from citeaudit.errors import ComparisonError, RunMismatch
 from citeaudit.metrics import names as N
 from citeaudit.metrics.ratio import format_interval, format_percent
+from citeaudit.metrics.scoring import UNCERTAIN
 from citeaudit.records import LABELS
 from citeaudit.run.results import AnswerRecord, RatioRecord, Ratios
 from citeaudit.run.log import RunLog
@@ -85,6 +89,8 @@ class Comparison:
     agreement: dict[str, Any] = field(default_factory=dict)  # on the claims both runs judged
     resamples: int = RESAMPLES
     seed: int = SEED
+    # claims left unsure in each run, and those one run left unsure and the other judged (by its label)
+    unsure: dict[str, Any] = field(default_factory=dict)
 
 
 def _summary(log: RunLog, system: str | None) -> Ratios:
@@ -158,20 +164,23 @@ def _fmt(r: RatioRecord) -> str:
     return f"{ratio.counts()} ({ratio.percent()})"
 
 
-def _reading(a: Ratios, b: Ratios, na: str, nb: str) -> list[str]:
-    """Plain sentences for the two figures that most often move apart: support and coverage."""
-    lines = []
-    sa, sb = a[N.SUPPORT], b[N.SUPPORT]
-    if sa.value == sb.value:
-        lines.append(f"same support ({_fmt(sa)} vs {_fmt(sb)})")
-    else:
-        unsup_a, unsup_b = sa.denominator - sa.numerator, sb.denominator - sb.numerator
-        better, worse, d = (nb, na, unsup_a - unsup_b) if unsup_b < unsup_a else (na, nb, unsup_b - unsup_a)
-        if d:
-            lines.append(f"{better} makes {int(d)} fewer unsupported claim{'s' if d != 1 else ''} than {worse} "
-                         f"(support {_fmt(sa)} vs {_fmt(sb)})")
-        else:
-            lines.append(f"support differs ({_fmt(sa)} vs {_fmt(sb)})")
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' if n != 1 else ''}"
+
+
+def _reading(a: Ratios, b: Ratios, na: str, nb: str, unsure: dict[str, Any]) -> list[str]:
+    """Plain sentences for the two figures that most often move apart: support and coverage. Claims a
+    run left unsure are in neither run's support, so a run never reads as making fewer unsupported
+    claims because it left them unsure: with some, only a gap they cannot close counts (see _support)."""
+    lines = [_support(a[N.SUPPORT], b[N.SUPPORT], na, nb, unsure["a"], unsure["b"])]
+    if unsure["a"] or unsure["b"]:
+        lines.append(f"claims left unsure, in no figure: {unsure['a']} in {na}, {unsure['b']} in {nb}")
+        for who, other, labels in ((nb, na, unsure["b_unsure_a_judged"]), (na, nb, unsure["a_unsure_b_judged"])):
+            n = sum(labels.values())
+            if n:
+                full = labels.get("full", 0)
+                lines.append(f"{who} left {_plural(n, 'claim')} unsure that {other} judged "
+                             f"({other}: {full} supported, {n - full} not)")
     ca, cb = a[N.COVERAGE], b[N.COVERAGE]
     if ca.value == cb.value:
         lines.append(f"same coverage ({_fmt(ca)} vs {_fmt(cb)})")
@@ -183,6 +192,28 @@ def _reading(a: Ratios, b: Ratios, na: str, nb: str) -> list[str]:
         more = nb if (cb.value or 0) > (ca.value or 0) else na
         lines.append(f"{more} covers more required facts (coverage {_fmt(ca)} vs {_fmt(cb)})")
     return lines
+
+
+def _support(sa: RatioRecord, sb: RatioRecord, na: str, nb: str, ua: int, ub: int) -> str:
+    """The support sentence. Without unsure claims, the difference in unsupported claims. With some, a
+    run's unsupported claims lie between those judged unsupported and those plus its unsure ones: one
+    run makes fewer only when its most is below the other's least, and by at least that gap."""
+    figures = f"support {_fmt(sa)} vs {_fmt(sb)}"
+    unsup_a, unsup_b = int(sa.denominator - sa.numerator), int(sb.denominator - sb.numerator)
+    if not (ua or ub):
+        if sa.value == sb.value:
+            return f"same support ({_fmt(sa)} vs {_fmt(sb)})"
+        better, worse, d = (nb, na, unsup_a - unsup_b) if unsup_b < unsup_a else (na, nb, unsup_b - unsup_a)
+        if d:
+            return f"{better} makes {_plural(d, 'fewer unsupported claim')} than {worse} ({figures})"
+        return f"support differs ({figures})"
+    for better, worse, gap in ((nb, na, unsup_a - unsup_b - ub), (na, nb, unsup_b - unsup_a - ua)):
+        if gap > 0:
+            return (f"{better} makes at least {_plural(gap, 'fewer unsupported claim')} than {worse}, even if "
+                    f"every claim left unsure is unsupported ({figures}, judged claims only)")
+    return (f"{_plural(unsup_a, 'claim')} judged unsupported in {na}, {unsup_b} in {nb}, but the claims left "
+            f"unsure could change that: neither is shown to make fewer unsupported claims ({figures}, judged "
+            "claims only)")
 
 
 def compare(log_a: RunLog, log_b: RunLog, system_a: str | None = None, system_b: str | None = None,
@@ -210,9 +241,25 @@ def compare(log_a: RunLog, log_b: RunLog, system_a: str | None = None, system_b:
     diffs = [_diff(k, claims_a.get(k), claims_b.get(k)) for k in dict.fromkeys([*claims_a, *claims_b])]
     diffs = [d for d in diffs if d.a != d.b]
     diffs.sort(key=lambda d: (d.rank, -d.weight))  # stable: run order within a rank and weight
-    return Comparison(name_a, name_b, rows, _reading(a, b, name_a, name_b), diffs, mismatches, differences,
+    unsure = _unsure(claims_a, claims_b, answers_a.values(), answers_b.values())
+    return Comparison(name_a, name_b, rows, _reading(a, b, name_a, name_b, unsure), diffs, mismatches, differences,
                       (len(answers_a), len(answers_b), len(paired)),
-                      _label_agreement(claims_a, claims_b, resamples, seed), resamples, seed)
+                      _label_agreement(claims_a, claims_b, resamples, seed), resamples, seed, unsure)
+
+
+def _unsure(claims_a: dict[tuple[str, str], _Claim], claims_b: dict[tuple[str, str], _Claim],
+            answers_a: Iterable[AnswerRecord], answers_b: Iterable[AnswerRecord]) -> dict[str, Any]:
+    """The claims each run left unsure (`a`, `b`), and of the claims both make, those one run left unsure
+    and the other judged, counted by the other run's label."""
+    def judged_where_unsure(unsure: dict, judged: dict) -> dict[str, int]:
+        found = Counter(judged[k].label for k, c in unsure.items()
+                        if c.label == UNCERTAIN and k in judged and judged[k].label in LABELS)
+        return {label: found[label] for label in LABELS if found[label]}
+
+    return {"a": sum(x.labels.get(UNCERTAIN, 0) for x in answers_a),
+            "b": sum(x.labels.get(UNCERTAIN, 0) for x in answers_b),
+            "a_unsure_b_judged": judged_where_unsure(claims_a, claims_b),
+            "b_unsure_a_judged": judged_where_unsure(claims_b, claims_a)}
 
 
 def _diff(key: tuple[str, str], a: _Claim | None, b: _Claim | None) -> ClaimDiff:
@@ -361,6 +408,7 @@ def comparison_json(c: Comparison) -> dict[str, Any]:
                      for m, a, b in c.rows},
         "bootstrap": {"paired_by": "answers", "resamples": c.resamples, "seed": c.seed, "level": 0.95},
         "reading": c.reading,
+        "unsure": c.unsure,
         "agreement": c.agreement,
         "claims": [{**asdict(d), "rank": d.rank} for d in c.claims],
     }

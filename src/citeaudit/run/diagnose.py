@@ -9,6 +9,11 @@ The causes separate the three checks, because each needs a different fix:
 - `uncited`              a claim with no citation at all                   → evidence use
 - `omitted`              a required fact the answer never states           → completeness
 - `abstained`            a required fact stated as undocumented            → completeness
+- `judge_unsure`         the judge was unsure (its uncertain band)         → judgment
+
+A claim the judge was unsure of is counted apart in every figure, so it gets its own cause, never one of
+the causes above: its best guess is not a verdict. A required fact named by such a claim (and conveyed by
+no supported one) is undecided for the same reason, and gets that cause too.
 
 A claim's evidence is known through the required facts it names (`facts`); a claim that names none is
 judged only against what it cites.
@@ -32,7 +37,13 @@ CAUSES = {
     "uncited": ("uncited", "evidence use", "the claim carries no citation: cite its evidence or drop it"),
     "omitted": ("omitted", "completeness", "a required fact the answer never states"),
     "abstained": ("abstained", "completeness", "stated as undocumented although the sources document it"),
+    "judge_unsure": ("judge unsure", "judgment",
+                     "the judge was unsure whether the cited passage establishes the claim: review it in the "
+                     "desk, or escalate (e.g. --judge cascade:model,openai:MODEL)"),
 }
+# Where the fix lies, in the order reports list the findings.
+AREAS = ("search and filters", "evidence use", "completeness", "judgment")
+UNSURE = "judge_unsure"
 
 
 @dataclass(frozen=True)
@@ -74,6 +85,8 @@ def _evidence(rc: ResolvedCase, fact_ids: list[str]) -> list[str]:
 def claim_cause(rc: ResolvedCase, claim: ClaimResult, retrieved: set[str] | None) -> str | None:
     if claim.supported or claim.judgment is None:  # an unjudged claim has no cause to find
         return None
+    if claim.judgment.uncertain:  # its label is only a best guess: no verdict to find a cause for
+        return UNSURE
     if claim.judgment.label == "contradicts":
         return "contradicted"
     evidence = _evidence(rc, claim.facts)
@@ -95,7 +108,11 @@ def diagnose(rc: ResolvedCase, result: AnswerResult, k: int | None = None) -> li
             continue
         findings.append(Finding("claim", f"{claim.statement + 1}.{claim.index + 1}", claim.text, cause))
         for f in claim.facts:
-            causes_by_fact.setdefault(f, cause)
+            # an unsure claim is what leaves the fact undecided, whatever another claim's cause
+            if cause == UNSURE:
+                causes_by_fact[f] = cause
+            else:
+                causes_by_fact.setdefault(f, cause)
     answer = next(a for a in rc.case.answers if a.id == result.answer_id)
     abstained = {f for st in answer.statements if st.kind == "abstention" for f in st.facts}
     for fact in rc.case.facts:

@@ -127,7 +127,8 @@ class ClaimCheck(BaseModel):
 
 
 class Gap(BaseModel):
-    """An unsupported claim: its label, the best evidence found and why that falls short."""
+    """A claim not counted as support (unsupported, or one the judge was unsure of): its label, the best
+    evidence found and why that falls short."""
 
     claim: str | None  # the claim's id, when it has one
     statement: int
@@ -183,7 +184,10 @@ class Verification(BaseModel):
     def render(self) -> str:
         """The decision, the supported answer and the gaps, as text for a terminal."""
         n = len(self.claims)
-        lines = [f"decision: {self.decision} ({self.supported_count} of {n} claim{'s' if n != 1 else ''} supported)",
+        unsure = sum(c.label == "uncertain" for c in self.claims)
+        counts = f"{self.supported_count} of {n} claim{'s' if n != 1 else ''} supported" + (
+            f", {unsure} the judge was unsure of" if unsure else "")  # as every report counts them: apart
+        lines = [f"decision: {self.decision} ({counts})",
                  "", "supported answer:", f"  {self.supported_answer}" if self.supported_answer else "  (nothing)"]
         lines += ["", f"gaps ({len(self.gaps)}):" if self.gaps else "gaps: none"]
         for gap in self.gaps:
