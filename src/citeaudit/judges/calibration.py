@@ -66,7 +66,7 @@ class Calibration:
 
     def probability(self, values: Sequence[float]) -> float:
         z = self.bias + sum(w * x for w, x in zip(self.weights, values))
-        return 1.0 / (1.0 + math.exp(-z))
+        return 1.0 / (1.0 + math.exp(-min(max(z, -500.0), 500.0)))  # a certain pair: 0 or 1, no overflow
 
     def to_json(self) -> dict:
         d = asdict(self)
@@ -133,7 +133,7 @@ def fit(values: Sequence[Sequence[float]], gold_full: Sequence[bool], l2: float 
         centre[:-1] = prior.weights
     beta = centre.copy()
     for _ in range(100):
-        p = 1.0 / (1.0 + np.exp(-design @ beta))
+        p = 1.0 / (1.0 + np.exp(-np.clip(design @ beta, -500, 500)))  # a certain row: no overflow
         gradient = design.T @ (sample_w * (p - y)) + penalty * (beta - centre)
         hessian = (design * (sample_w * p * (1 - p))[:, None]).T @ design + np.diag(penalty)
         try:

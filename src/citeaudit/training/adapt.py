@@ -84,6 +84,7 @@ class Settings:
     domain_only: bool = False  # no replay, no forgetting check: a judge for this domain alone
     recalibrate_only: bool = False
     resamples: int = 1000
+    anchor_rows: int | None = None  # the forgetting check on a fixed sample of the dev rows (None: all)
 
 
 # --- the team's labels ---------------------------------------------------------------------------------
@@ -126,7 +127,7 @@ def load_team_labels(paths: Sequence[str], fmt: str | None = None, reader_option
     rows: list[Row] = []
     questions: list[str | None] = []
     kinds = []
-    case_paths = [p for p in paths if fmt or _is_case_file(p)]
+    case_paths = [p for p in paths if not is_run_log(p) and (fmt or _is_case_file(p))]
     for path in paths:
         if path in case_paths:
             continue
@@ -303,6 +304,7 @@ def _torch_forward(model):
 def judge_rows(judge: ModelJudge, rows: Sequence[Row], progress: Progress = _quiet, stage: str = "judging",
                chunk: int = 32) -> list[Judgment]:
     out: list[Judgment] = []
+    progress(stage, 0, len(rows))
     for i in range(0, len(rows), chunk):
         out += judge.judge_batch([Request.of(r.claim, r.passages) for r in rows[i:i + chunk]])
         progress(stage, len(out), len(rows))
@@ -343,7 +345,11 @@ def choose_band(gold_full: Sequence[bool], p_support: Sequence[float]) -> float:
 
 def torch_model_from_onnx(model_dir: Path):
     """The judge's int8 (or fp32) ONNX weights as a transformers BERT classifier: each quantised tensor
-    dequantised, (q - zero point) x scale, so the weights are the ones the judge computes with."""
+    dequantised, (q - zero point) x scale, so the weights are the ones the judge computes with.
+
+    Weights are found by the module scope the exporter writes into node names
+    (`/inner/bert/encoder/layer.0/attention/self/query/MatMul`), not by initializer names: the exporter
+    leaves MatMul weights unnamed and shares one initializer among equal tensors."""
     import onnx
     import torch
     from onnx import numpy_helper
@@ -351,65 +357,64 @@ def torch_model_from_onnx(model_dir: Path):
 
     graph = onnx.load(str(_onnx_file(model_dir))).graph
     tensors = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
-    consumers: dict[str, list] = {}
-    for node in graph.node:
-        for name in node.input:
-            consumers.setdefault(name, []).append(node)
+    for node in graph.node:  # equal tensors are stored once, the others made from it by Identity
+        if node.op_type == "Identity" and node.input[0] in tensors:
+            tensors[node.output[0]] = tensors[node.input[0]]
 
     def value(name: str) -> np.ndarray:
-        base = name.removesuffix("_quantized")
         if name.endswith("_quantized"):
+            base = name.removesuffix("_quantized")
             return ((tensors[name].astype(np.float32) - tensors[f"{base}_zero_point"].astype(np.float32))
                     * tensors[f"{base}_scale"].astype(np.float32))
         return tensors[name].astype(np.float32)
 
-    def module_name(name: str) -> str:
-        return name.removeprefix("inner.")
-
-    def bias_after(name: str) -> str | None:
-        """The named bias added to the product a weight enters (MatMul[Integer] -> [Cast -> Mul ->] Add)."""
-        frontier = [n for n in consumers.get(name, []) if n.op_type in ("MatMul", "MatMulInteger")]
-        for _ in range(4):
-            nxt = []
-            for node in frontier:
-                for user in consumers.get(node.output[0], []):
-                    bias = [i for i in user.input if i.endswith(".bias") and i in tensors]
-                    if user.op_type == "Add" and bias:
-                        return bias[0]
-                    nxt.append(user)
-            frontier = nxt
-        return None
-
     state: dict[str, np.ndarray] = {}
-    for name in tensors:
-        if name.endswith(("_scale", "_zero_point")) and name.removesuffix("_scale").removesuffix("_zero_point") + \
-                "_quantized" in tensors:
+    biases: dict[str, np.ndarray] = {}
+    for node in graph.node:
+        scope = [part for part in node.name.split("/")[1:-1] if part]
+        if scope[:1] == ["inner"]:
+            scope = scope[1:]
+        module = ".".join(scope)
+        known = [name for name in node.input if name in tensors]
+        if not module or not known:
             continue
-        base = name.removesuffix("_quantized")
-        if base.endswith("_Transposed"):  # a Gemm's weight, stored input-major
-            state[module_name(base.removesuffix("_Transposed"))] = value(name).T
-        elif "." in base and not base.startswith("onnx::"):
-            state[module_name(base)] = value(name)
-        else:  # a MatMul weight the exporter left unnamed: named after the bias added to its product
-            bias = bias_after(name)
-            if bias is not None:
-                state[module_name(bias).removesuffix(".bias") + ".weight"] = value(name).T
-    words = state["bert.embeddings.word_embeddings.weight"]
-    hidden = words.shape[1]
-    layers = 1 + max(int(k.split(".")[3]) for k in state if k.startswith("bert.encoder.layer."))
-    heads = hidden // _head_size(graph, tensors)
-    config = BertConfig(vocab_size=words.shape[0], hidden_size=hidden, num_hidden_layers=layers,
-                        num_attention_heads=heads,
-                        intermediate_size=state["bert.encoder.layer.0.intermediate.dense.weight"].shape[0],
-                        max_position_embeddings=state["bert.embeddings.position_embeddings.weight"].shape[0],
-                        type_vocab_size=state["bert.embeddings.token_type_embeddings.weight"].shape[0],
-                        num_labels=state["classifier.weight"].shape[0], attn_implementation="eager")
+        if node.op_type in ("MatMul", "MatMulInteger") and node.input[1] in tensors:
+            state[f"{module}.weight"] = value(node.input[1]).T  # stored input-major
+        elif node.op_type == "Gemm":
+            trans_b = next((a.i for a in node.attribute if a.name == "transB"), 0)
+            w = value(node.input[1])
+            state[f"{module}.weight"] = w if trans_b else w.T
+            if len(node.input) > 2 and node.input[2] in tensors:
+                state[f"{module}.bias"] = value(node.input[2])
+        elif node.op_type == "Add" and value(known[0]).ndim == 1:
+            biases[module] = value(known[0])
+        elif node.op_type == "LayerNormalization":
+            state[f"{module}.weight"], state[f"{module}.bias"] = value(node.input[1]), value(node.input[2])
+        elif node.op_type == "Gather" and node.input[0] in tensors:
+            state[f"{module}.weight"] = value(node.input[0])
+    for module, bias in biases.items():  # a bias belongs to the linear layer whose product it is added to
+        if f"{module}.weight" in state:
+            state.setdefault(f"{module}.bias", bias)
+    try:
+        words = state["bert.embeddings.word_embeddings.weight"]
+        hidden = words.shape[1]
+        layers = 1 + max(int(k.split(".")[3]) for k in state if k.startswith("bert.encoder.layer."))
+        config = BertConfig(vocab_size=words.shape[0], hidden_size=hidden, num_hidden_layers=layers,
+                            num_attention_heads=hidden // _head_size(graph, tensors),
+                            intermediate_size=state["bert.encoder.layer.0.intermediate.dense.weight"].shape[0],
+                            max_position_embeddings=state["bert.embeddings.position_embeddings.weight"].shape[0],
+                            type_vocab_size=state["bert.embeddings.token_type_embeddings.weight"].shape[0],
+                            num_labels=state["classifier.weight"].shape[0], attn_implementation="eager")
+    except (KeyError, ValueError) as exc:
+        raise TrainingError(f"{model_dir}: not a BERT classifier this can adapt ({exc})") from None
     model = BertForSequenceClassification(config)
     own = model.state_dict()
     missing = [k for k in own if k not in state and not k.endswith("position_ids")]
-    if missing:
-        raise TrainingError(f"{model_dir}: cannot rebuild the model from its ONNX graph (no weight for "
-                            f"{', '.join(missing[:3])}{'…' if len(missing) > 3 else ''})")
+    wrong = [k for k in own if k in state and tuple(own[k].shape) != state[k].shape]
+    if missing or wrong:
+        raise TrainingError(f"{model_dir}: cannot rebuild the model from its ONNX graph ("
+                            + (f"no weight for {', '.join(missing[:3])}{'…' if len(missing) > 3 else ''}" if missing
+                               else f"{wrong[0]} has shape {state[wrong[0]].shape}") + ")")
     model.load_state_dict({k: torch.from_numpy(np.ascontiguousarray(state[k])) for k in own if k in state},
                           strict=False)
     return model.eval()
@@ -522,6 +527,7 @@ class Trainer:
                    "held_loss": [round(self._loss(model.eval(), held), 4)], "epochs_run": 0}
         best = (history["held_loss"][0], copy.deepcopy(model.state_dict()), 0)
         step = 0
+        progress(stage, 0, total)
         for epoch in range(s.epochs):
             model.train()
             order = list(range(len(mix)))
@@ -752,6 +758,8 @@ def forgetting_check(adapter: Adapter, state: JudgeState) -> tuple[dict[str, Any
     toward the base (weights and calibration) until it loses at most FORGETTING_LIMIT."""
     anchor = [Row(f"anchor-{i}", e["hypothesis"], (_passage(e["premise"]),), e["label"], source=e["source"])
               for i, e in enumerate(read_examples(ANCHOR_FILE))]
+    if adapter.settings.anchor_rows and adapter.settings.anchor_rows < len(anchor):
+        anchor = random.Random(0).sample(anchor, adapter.settings.anchor_rows)
     def bacc(s: JudgeState, stage: str) -> float:
         judged = adapter.judged(s, anchor, stage)
         return float(metrics([r.label for r in anchor], [j.label for j in judged], [], 0)["balanced_accuracy"])
@@ -803,6 +811,7 @@ def adapt_judge(team: TeamLabels, out_dir: str | Path, base_dir: str | Path | No
     """Cross-validate, adapt on every row, check forgetting, write the judge directory. Nothing is left
     at `out_dir` unless the whole directory was written (it is built beside it and renamed)."""
     started = time.monotonic()
+    progress, seconds = _timed(progress)
     base_dir = Path(base_dir) if base_dir else shipped_model_dir()
     out = Path(out_dir)
     if out.exists() and (not out.is_dir() or any(out.iterdir())) and not force:
@@ -838,7 +847,22 @@ def adapt_judge(team: TeamLabels, out_dir: str | Path, base_dir: str | Path | No
                        "spec": f"model:path={out}"}
     report["minutes"] = round((time.monotonic() - started) / 60, 2)
     progress("writing the judge", 1, 1)
+    report["seconds_by_stage"] = {stage: round(s, 1) for stage, s in seconds.items()}
     return report
+
+
+def _timed(progress: Progress) -> tuple[Progress, dict[str, float]]:
+    """`progress`, noting how long each stage took (from its first report to its last)."""
+    first: dict[str, float] = {}
+    seconds: dict[str, float] = {}
+
+    def timed(stage: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        first.setdefault(stage, now)
+        seconds[stage] = now - first[stage]
+        progress(stage, done, total)
+
+    return timed, seconds
 
 
 def write_judge(out: Path, base_dir: Path, state: JudgeState, adapter: Adapter, report: dict, force: bool) -> Path:

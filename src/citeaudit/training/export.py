@@ -60,7 +60,9 @@ def export_fp32(hf_dir: Path, dest: Path, max_len: int = 256) -> Path:
             return self.inner(input_ids=input_ids, attention_mask=attention_mask,
                               token_type_ids=token_type_ids, return_dict=False)[0]
 
-    ids = torch.randint(1000, 2000, (2, 24), dtype=torch.long)
+    vocab = model.config.vocab_size  # ordinary word ids, within a small test vocabulary too
+    low, high = min(1000, vocab // 2), min(2000, vocab)
+    ids = torch.randint(low, high, (2, 24), dtype=torch.long)
     mask = torch.ones_like(ids)
     types = torch.zeros_like(ids)
     types[:, 12:] = 1
@@ -73,7 +75,7 @@ def export_fp32(hf_dir: Path, dest: Path, max_len: int = 256) -> Path:
                           opset_version=17, dynamo=False)
         model.eval()
         # check on another shape than the traced one, with padding, so dynamic axes are exercised
-        ids = torch.randint(1000, 2000, (3, 40), dtype=torch.long)
+        ids = torch.randint(low, high, (3, 40), dtype=torch.long)
         mask = torch.ones_like(ids)
         mask[1, 30:] = 0
         types = torch.zeros_like(ids)

