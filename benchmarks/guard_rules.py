@@ -1,11 +1,21 @@
-"""Which qualifier-guard rules are right: each rule's firings on the dev split, and the guard's net effect.
+"""Which qualifier-guard rules are right: each rule's firings on the dev split or a held-out source, and
+the guard's net effect.
 
     python benchmarks/guard_rules.py [--split dev|test] [--data DIR] [--cache DIR] [--baseline REV] [--show RULE]
+    python benchmarks/guard_rules.py --source fever-test|rte-dev|cad-snli-test [--rows N] [--seed S] [--rest] ...
 
-The `model` judge runs once over the split with the guard off (`judge_batch(..., guard=False)`); its
+--source measures on an NLI file that no training or development step reads (training.data.NLI_HELD_OUT:
+FEVER-NLI test, RTE dev, CAD-SNLI test; training reads FEVER-NLI dev, RTE train and CAD-SNLI train):
+the hypothesis is the claim, the premise its one passage, entailment is `full`, anything else is not.
+--rows N draws N pairs with --seed (default 2,000 with seed 0; 0: every pair), --rest takes the pairs
+that draw leaves instead, so that a source can be split into pairs to check rules on and pairs held
+back until the rules are final. The train tables are printed for a split only.
+
+The `model` judge runs once over the rows with the guard off (`judge_batch(..., guard=False)`); its
 label, scores and the text of the window it chose (`evidence_text`) are cached as JSON under --cache
-(default /tmp/citeaudit-guard-rules, keyed by the judge's signature and the rows), so that a rerun only
-re-applies the rules (about 2 minutes for the model on 2 cores, then seconds). Then:
+(default /tmp/citeaudit-guard-rules, keyed by the guard-off judge's signature and the rows, so that a new
+guard reuses them), and a rerun only re-applies the rules (about 2 minutes for the model on a split, 70
+seconds per 2,000 NLI pairs, on 2 cores; then seconds). Then:
 
   per rule, on the model's fulls
              each rule of guard.RULES and guard.TRIED_RULES alone (guard.check(..., rules={rule})) on
@@ -15,8 +25,8 @@ re-applies the rules (about 2 minutes for the model on 2 cores, then seconds). T
              the same on every pair of the split, whatever the model said (more firings to count: how
              right the rule is about the text, apart from the model);
   guard      the whole guard as `model` applies it (a `full` it fires on is no longer full) against
-             the guard off: the guard of revision --baseline (default 87843de, before the rules were
-             split and the misfires fixed; read with `git show`), today's RULES, and RULES with
+             the guard off: the guard of revision --baseline (default 810d019, guard version 2; its
+             guard.py and quantities.py read with `git show`), today's RULES, and RULES with
              TRIED_RULES. Balanced accuracy (full vs the rest), overall and per source.
 
 `--show RULE` lists the pairs on which RULE fires among the model's fulls, with the gold label.
@@ -32,6 +42,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import random
 import subprocess
 import sys
 import time
@@ -43,11 +54,11 @@ from citeaudit.judges import guard
 from citeaudit.judges.base import Request
 from citeaudit.files.labelled import Row, parse_rows
 from citeaudit.stats import balanced_accuracy
-from citeaudit.training.data import load_all, split_rows
+from citeaudit.training.data import NLI_HELD_OUT, load_all, read_nli, split_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CACHE = Path("/tmp/citeaudit-guard-rules")
-BASELINE = "87843de"  # the guard before its rules were split and its misfires fixed
+BASELINE = "810d019"  # guard version 2 (rules split and measured), before the number-word, count and negation misfires were fixed
 
 Check = Callable[[str, str], "guard.GuardFinding | None"]
 
@@ -55,6 +66,20 @@ Check = Callable[[str, str], "guard.GuardFinding | None"]
 def split_of(name: str, data_dir: str | None) -> list[Row]:
     rows = split_rows(load_all(data_dir))[name]
     return parse_rows([json.dumps(r, ensure_ascii=False) for r in rows])
+
+
+def held_out(name: str, n: int, seed: int, data_dir: str | None, rest: bool = False) -> list[Row]:
+    """A fixed sample of `n` pairs (drawn with `seed`; all when n is 0 or more than there are), or with
+    `rest` the pairs that sample leaves, of an NLI file that no training or development step reads
+    (training.data.NLI_HELD_OUT): the hypothesis is the claim, the premise its one passage, entailment
+    is `full` and anything else is not."""
+    pairs = read_nli(name, data_dir)
+    drawn = set(random.Random(seed).sample(range(len(pairs)), n)) if 0 < n < len(pairs) else set(range(len(pairs)))
+    chosen = [i for i in range(len(pairs)) if (i in drawn) != rest]
+    return parse_rows([json.dumps({"id": f"{name}:{i}", "claim": pairs[i]["hypothesis"],
+                                   "passages": [{"id": "P", "text": pairs[i]["premise"]}],
+                                   "label": pairs[i]["label"], "source": name, "lang": "en"}, ensure_ascii=False)
+                       for i in chosen])
 
 
 def rows_key(rows: list[Row]) -> str:
@@ -69,7 +94,7 @@ def model_outputs(rows: list[Row], cache: Path) -> list[dict]:
     """Per row: the guard-off label, scores and evidence text of the model judge (cached)."""
     from citeaudit.judges.model import ModelJudge
 
-    judge = ModelJudge()
+    judge = ModelJudge(guard=False)  # what is cached is the guard-off judgment: a new guard reuses it
     key = f"{judge.signature}|{rows_key(rows)}"
     path = cache / f"{hashlib.sha256(key.encode()).hexdigest()[:16]}.json"
     if path.exists():
@@ -88,16 +113,31 @@ def model_outputs(rows: list[Row], cache: Path) -> list[dict]:
     return out
 
 
-def baseline_check(revision: str) -> Check:
-    """guard.check as it was at `revision` (its source read with `git show`, run beside today's)."""
-    source = subprocess.run(["git", "show", f"{revision}:src/citeaudit/judges/guard.py"], cwd=ROOT,
-                            capture_output=True, text=True, check=True).stdout
-    name = "citeaudit.judges._guard_baseline"
+def _module_at(revision: str, path: str, name: str, package: str, renames: dict[str, str]) -> types.ModuleType:
+    """The module at `path` as it was at `revision` (read with `git show`), loaded as `name`, with the
+    imports of `renames` pointing at other such modules."""
+    source = subprocess.run(["git", "show", f"{revision}:{path}"], cwd=ROOT, capture_output=True, text=True,
+                            check=True).stdout
+    for old, new in renames.items():
+        source = source.replace(f"from {old} import", f"from {new} import")
     module = types.ModuleType(name)
-    module.__package__ = "citeaudit.judges"
+    module.__package__ = package
     sys.modules[name] = module  # dataclasses look their module up
-    exec(compile(source, f"{revision}:src/citeaudit/judges/guard.py", "exec"), module.__dict__)
-    return module.check
+    exec(compile(source, f"{revision}:{path}", "exec"), module.__dict__)
+    return module
+
+
+def baseline_check(revision: str) -> Check:
+    """guard.check as it was at `revision`, with the number reading (quantities.py) of that revision when
+    it had one, run beside today's."""
+    renames = {}
+    listed = subprocess.run(["git", "ls-tree", "--name-only", revision, "src/citeaudit/quantities.py"], cwd=ROOT,
+                            capture_output=True, text=True, check=True).stdout
+    if listed.strip():
+        _module_at(revision, "src/citeaudit/quantities.py", "citeaudit._quantities_baseline", "citeaudit", {})
+        renames["citeaudit.quantities"] = "citeaudit._quantities_baseline"
+    return _module_at(revision, "src/citeaudit/judges/guard.py", "citeaudit.judges._guard_baseline",
+                      "citeaudit.judges", renames).check
 
 
 def bacc(rows: list[Row], full: list[bool]) -> float:
@@ -178,13 +218,22 @@ def print_rule_table(rules, rows, outputs, base=None) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--split", choices=("dev", "test"), default="dev")
+    ap.add_argument("--source", choices=sorted(NLI_HELD_OUT),
+                    help="measure on a held-out NLI file instead of a split (no train tables)")
+    ap.add_argument("--rows", type=int, default=2000, help="pairs drawn from --source (0: all)")
+    ap.add_argument("--seed", type=int, default=0, help="the draw of --rows pairs")
+    ap.add_argument("--rest", action="store_true", help="the pairs of --source that the draw leaves, instead")
     ap.add_argument("--data", help="the shared data folder (default: found as training.data finds it)")
     ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     ap.add_argument("--baseline", default=BASELINE, help="git revision of the old guard")
     ap.add_argument("--show", metavar="RULE", help="list the model's fulls this rule fires on")
     args = ap.parse_args(argv)
 
-    rows = split_of(args.split, args.data)
+    if args.source:
+        rows = held_out(args.source, args.rows, args.seed, args.data, args.rest)
+        name = f"{args.source} ({len(rows)} pairs, {'the rest of ' if args.rest else ''}seed {args.seed})"
+    else:
+        rows, name = split_of(args.split, args.data), args.split
     outputs = model_outputs(rows, args.cache)
     base = [o["label"] == "full" for o in outputs]
     rules = guard.RULES + guard.TRIED_RULES
@@ -197,27 +246,28 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     full_rows = [r for r, b in zip(rows, base) if b]
-    print(f"{args.split}: {len(rows)} rows, {sum(r.label == 'full' for r in rows)} gold full; the model (guard off) "
+    print(f"{name}: {len(rows)} rows, {sum(r.label == 'full' for r in rows)} gold full; the model (guard off) "
           f"calls {len(full_rows)} full, of which {sum(r.label != 'full' for r in full_rows)} are gold not full\n")
     print("Each rule alone on the model's fulls (right = gold not full; BAcc = change from guard off):\n")
     print_rule_table(rules, rows, outputs, base)
-    print(f"\nEach rule alone on every pair of {args.split}, whatever the model said "
+    print(f"\nEach rule alone on every pair of {name}, whatever the model said "
           f"({sum(r.label != 'full' for r in rows)} of {len(rows)} gold not full):\n")
     print_rule_table(rules, rows, outputs)
 
-    train = split_of("train", args.data)
-    whole = [{"evidence": "\n".join(p.text for p in r.passages)} for r in train]
-    print(f"\nEach rule alone on every pair of the train split, against all its cited passages, no model "
-          f"({sum(r.label != 'full' for r in train)} of {len(train)} gold not full):\n")
-    print_rule_table(rules, train, whole)
-    print(f"\nWhere RULES and the guard of {args.baseline} disagree (by the kind of the finding), "
-          "train pairs against all their passages:\n")
-    print("\n".join(changes(train, whole, old_check, guard.check, False)))
-    print(f"\n... and on the model's fulls of {args.split}:\n")
+    if not args.source:
+        train = split_of("train", args.data)
+        whole = [{"evidence": "\n".join(p.text for p in r.passages)} for r in train]
+        print(f"\nEach rule alone on every pair of the train split, against all its cited passages, no model "
+              f"({sum(r.label != 'full' for r in train)} of {len(train)} gold not full):\n")
+        print_rule_table(rules, train, whole)
+        print(f"\nWhere RULES and the guard of {args.baseline} disagree (by the kind of the finding), "
+              "train pairs against all their passages:\n")
+        print("\n".join(changes(train, whole, old_check, guard.check, False)))
+    print(f"\nWhere RULES and the guard of {args.baseline} disagree on the model's fulls of {name}:\n")
     print("\n".join(changes(rows, outputs, old_check, guard.check, True)))
 
     old = firings(rows, outputs, old_check, True)
-    print(f"\nThe guard of {args.baseline} on the model's fulls of {args.split}, by the kind of its first finding:\n")
+    print(f"\nThe guard of {args.baseline} on the model's fulls of {name}, by the kind of its first finding:\n")
     print("| kind | fired | right | precision |\n|---|---|---|---|")
     for kind in sorted({k for _, k in old}):
         print(rule_line(kind, rows, [i for i, k in old if k == kind], None))

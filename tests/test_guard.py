@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from citeaudit.errors import JudgeError
-from citeaudit.judges.guard import RULES, TRIED_RULES, GuardFinding, check, quantities
+from citeaudit.judges.guard import RULES, TRIED_RULES, VERSION, GuardFinding, check, quantities
 
 # The seed pair (examples/data/p7_archive.json, passage D3) and its Chinese version.
 D3 = ("Eco mode pilot report. The pilot observed P7 machines in Eco mode for 30 days. Downtime fell by 15% "
@@ -19,9 +19,6 @@ FIRES = [
     ("Eco reduces annual energy by 15%.", D3, "attachment", ["15%", "energy", "downtime"]),
     ("Eco reduces annual energy by 15%.", "Over 30 days, downtime fell by 15% in Eco mode.", "attachment", ["energy"]),
     ("Eco将年度能耗降低15%。", D3_ZH, "attachment", ["15%", "能耗"]),
-    ("Downtime fell by 20%.", D3, "number", ["20%"]),
-    ("The pilot ran for 60 days.", D3, "number", ["60 days"]),
-    ("营收增长了15%。", "营收增长了百分之二十。", "number", ["15%"]),
     ("Revenue grew 15% in 2021.", "In 2020 the company saw revenue rise by 15 percent.", "year", ["2021"]),
     ("It was released in March 2019.", "It was released in May 2019.", "month", ["March"]),
     ("Python 3.11 added this.", "This arrived in Python 3.12.", "version", ["3.11"]),
@@ -33,10 +30,17 @@ FIRES = [
     # a name with another number in the evidence is another thing
     ("Windows 10 added virtual desktops.", "Windows 11 added virtual desktops.", "name", ["Windows 10", "Windows 11"]),
     ("World War 2 ended in 1945.", "World War I ended in 1918.", "name", ["War 2", "War I"]),
-    # a count the evidence does not give, with no list to count instead
-    ("The waves from the merging of two black holes can be detected.",
-     "Merging black holes release gravitational waves.", "count", ["two"]),
-    ("Arsenal won four league titles.", "Arsenal won the league in 1989, 1991 and 1998.", "count", ["four"]),
+    # a count the evidence gives otherwise for the same noun, and a hyphenated kind the evidence numbers otherwise
+    ("Arsenal won four league titles.", "Arsenal won three league titles between 1989 and 2005.", "count",
+     ["four", "title", "three"]),
+    ("Two-point perspective uses two vanishing points.", "Three-point perspective adds a third vanishing point.",
+     "count", ["Two-point", "Three-point"]),
+    # the day of a date, and a decade none of whose years the evidence has
+    ("The bridge opened on May 12, 1937.", "The bridge opened to traffic on May 28, 1937.", "day", ["12"]),
+    ("The band formed in the 1960s.", "The band formed in Liverpool in 1972.", "year", ["1960s"]),
+    # a negation with a clause of its own after "but" is still asserted
+    ("The drug did not reduce mortality, but it shortened hospital stays.",
+     "The drug reduced mortality and shortened hospital stays.", "negation", ["not"]),
     # a year, whatever name it follows: "NeurIPS 2017" is one edition of the conference
     ("The cover of the NeurIPS 2017 proceedings was blue.", "The NeurIPS 2018 proceedings had a blue cover.",
      "year", ["2017"]),
@@ -107,6 +111,63 @@ FIXED_MISFIRES = [
 ]
 
 
+# Misfires of guard version 2 on ExpertQA answers and train pairs: each fired (with the kind in the comment) on a
+# claim its evidence supports, and must not now.
+NARROWED = [
+    # "one" as a pronoun or a determiner is no number: "one and" was read as the number 1 (number)
+    ("Pure liquids and solids do not affect the equilibrium constant because their activities are defined as "
+     "one and have no impact on the equilibrium [5].",
+     "The activity of a pure liquid or solid is taken as unity, so pure liquids and solids do not appear in the "
+     "expression for the equilibrium constant."),
+    ("Each of the enzymes is defined as one and only one catalytic unit.",
+     "Every enzyme counts as a single catalytic unit."),
+    # a number word joined to a word by a hyphen names a kind of thing, it counts nothing (count)
+    ("Study the basics of linear perspective: learn about one-point, two-point, and three-point perspective, "
+     "and the horizon line and vanishing points [2].",
+     "Perspective drawing is explained by the number of vanishing points placed on the horizon line."),
+    ("She completed a two-year residency in surgery.", "She completed her surgical residency at the clinic."),
+    # a count the evidence does not repeat: it lists or names what is counted (count)
+    ("By analyzing these three components, educators and therapists can identify factors contributing to "
+     "problematic behaviors [3].",
+     "The ABC model records the antecedent, the behavior and the consequence; analyzing them helps educators "
+     "identify what contributes to problem behavior."),
+    ("The waves from the merging of two black holes can be detected.",
+     "Merging black holes release gravitational waves that detectors on Earth can pick up."),
+    # a negation that a contrast takes back, a limiter, a condition, a word that only looks negated (negation)
+    ("However, it is important to note that silica fume is not a replacement for cement but rather an "
+     "additive [11].",
+     "Silica fume is used as an additive to Portland cement in high-performance concrete."),
+    ("Childhood experiences are not the sole determinants of psychopathology.",
+     "Genetic predisposition and biological factors, along with childhood experiences, shape psychopathology."),
+    ("Infant formula is not necessarily promoted to pregnant women.",
+     "Some formula brands are marketed to pregnant women."),
+    ("If Charles II had not returned from France, the monarchy might have ended.",
+     "The return of Charles II from France restored the monarchy."),
+    ("在顺境中，我们应该不断学习和进步。", "在顺境中，我们应该抓住机会学习和进步。"),  # 不断: "constantly"
+    # what the evidence says of a sum is in its whole sentence, the film's name too (attachment)
+    ("In its opening weekend, Kung Fu Panda made $60.2 million.",
+     "Kung Fu Panda opened at number one at the box office, grossing $60.2 million in its opening weekend."),
+    # a decade holds its years; thousands set off by spaces; a bound or a round figure the evidence meets (number)
+    ("L. Ron Hubbard died in the 1980s.", "Hubbard died in January 1986 at his ranch."),
+    ("The census counted 53879 Romani people.", "The 2002 census counted 53 879 people as Romani."),
+    ("The film grossed approximately $17.9 million.", "The film grossed $17.5 million."),
+    ("The battery lasts over 10 hours.", "The battery lasts up to 12 hours."),
+    ("The franchise is regulated in over thirty countries.", "Franchising is regulated in 35 countries."),
+]
+
+
+@pytest.mark.parametrize("claim,evidence", NARROWED)
+def test_narrowed_rules_pass_what_the_evidence_supports(claim, evidence):
+    assert check(claim, evidence) is None
+    assert check(claim, evidence, rules=RULES + TRIED_RULES) is None
+
+
+def test_the_guard_version_names_these_rules():
+    """Stored judgments of version 2 (a `number` rule on, counts the evidence must repeat, every negation)
+    are not reused: the model judge signs `guard=on@3` (tests/test_judge_spec.py)."""
+    assert VERSION == 3
+
+
 @pytest.mark.parametrize("claim,evidence,kind,words", FIRES)
 def test_guard_fires_and_names_the_mismatch(claim, evidence, kind, words):
     finding = check(claim, evidence)
@@ -127,15 +188,19 @@ def test_former_misfires_pass(claim, evidence):
     assert check(claim, evidence, rules=RULES + TRIED_RULES) is None
 
 
-def test_a_listed_count_is_checked_by_its_items_only_when_listed():
-    """The evidence's list stands in for the count when it has as many items and is about what is counted."""
-    claim = "The system consists of three components."
-    assert check(claim, "The system's components are a sensor, a controller and an actuator.") is None
-    assert check(claim, "The system's components are a sensor and a controller.").kind == "count"
-    # a list that is not about components
-    assert check(claim, "The lab bought a sensor, a controller and an actuator.").kind == "count"
-    # the claim's own list must have as many items as it counts
-    assert check("The system has three components: A and B.", "The system has components A and B.").kind == "count"
+@pytest.mark.parametrize("evidence,kind", [
+    ("The system's components are a sensor, a controller and an actuator.", None),
+    ("The system's components are a sensor and a controller.", None),  # a list is left to the model
+    ("The lab bought four sensors.", None),  # another noun
+    ("The system has 3 components.", None),
+    ("The system has four main components.", "count"),
+    ("The system has four components; earlier designs had three components.", None),  # the claim's count too
+])
+def test_a_count_is_a_mismatch_only_against_another_count_of_the_same_noun(evidence, kind):
+    finding = check("The system consists of three components.", evidence)
+    assert (None if finding is None else finding.kind) == kind, finding
+    # the claim's own list of as many items: the items are what the evidence must support
+    assert check("The system has three components: A, B and C.", evidence) is None
 
 
 @pytest.mark.parametrize("claim,evidence,rule", [
@@ -143,9 +208,15 @@ def test_a_listed_count_is_checked_by_its_items_only_when_listed():
      "Outside the bloc, the UK will not be able to benefit from lower tariffs.", "negated-in-evidence"),
     ("The law allows a man to marry up to four wives.", "Islamic law allows a man to marry up to four wives.",
      "scope"),
+    ("Downtime fell by 20%.", D3, "number"),
+    ("The pilot ran for 60 days.", D3, "number"),
+    ("营收增长了15%。", "营收增长了百分之二十。", "number"),
+    ("A pig has 38 chromosomes in each of its cells.", "Pigs have 19 pairs of chromosomes.", "number"),
+    ("The battery lasts over 10 hours.", "The battery lasts 8 hours.", "number"),  # a bound it does not meet
 ])
 def test_tried_rules_catch_their_cases_only_when_asked(claim, evidence, rule):
-    """Measured on dev and train and left off by default (docs/model-judge.md): they still run when named."""
+    """Measured on dev, train and a held-out source and left off by default (docs/model-judge.md): they still
+    run when named."""
     assert rule in TRIED_RULES and rule not in RULES
     assert check(claim, evidence) is None
     assert check(claim, evidence, rules={rule}).kind == rule
@@ -174,6 +245,8 @@ def test_each_rule_runs_alone():
     """`rules` picks the rules: what one rule finds, the others leave alone."""
     claim, evidence = "Revenue did not grow 15% in 2021.", "In 2020 revenue grew 15 percent."
     assert check(claim, evidence).kind == "year"
+    assert check("Revenue grew 20%.", evidence) is None  # `number` is a tried rule
+    assert check("Revenue grew 20%.", evidence, rules={"number"}).kind == "number"
     assert check(claim, evidence, rules={"negation"}).kind == "negation"
     assert check(claim, evidence, rules={"number", "unit", "attachment"}) is None
     assert check(claim, evidence, rules=()) is None
@@ -197,6 +270,15 @@ def test_attachment_can_be_switched_off():
 def test_quantities(text, value, unit):
     (q,) = quantities(text)
     assert q.value == value and q.unit == unit
+
+
+@pytest.mark.parametrize("text,values", [
+    ("their activities are defined as one and have no impact", []),  # "and" joins number words only
+    ("one of the three", [3]), ("no one knows", []), ("one-point perspective", []),
+    ("one hundred and five", [105]), ("two thousand and twenty", [2020]),
+])
+def test_one_is_a_number_only_in_a_number(text, values):
+    assert [q.value for q in quantities(text)] == values
 
 
 @pytest.mark.parametrize("claim,evidence", [
@@ -229,15 +311,15 @@ ODD = [
 
 @pytest.mark.parametrize("claim,evidence,kind", [pytest.param(*case[1:], id=case[0]) for case in ODD])
 def test_odd_inputs_give_none_or_a_finding(claim, evidence, kind):
-    finding = check(claim, evidence)
+    finding = check(claim, evidence, rules={*RULES, "number"})
     assert finding is None or isinstance(finding, GuardFinding)
     assert (None if finding is None else finding.kind) == kind, finding
 
 
 def test_different_huge_numbers_are_a_mismatch():
     """Beyond a float's range every number reads as infinity; the digits as written still tell them apart."""
-    assert check("1" + "0" * 400, "2" + "0" * 400).kind == "number"
-    assert check("It is " + "1" + "0" * 400 + ".", "It is " + "1" + "0" * 400 + " exactly.") is None
+    assert check("1" + "0" * 400, "2" + "0" * 400, rules={"number"}).kind == "number"
+    assert check("It is " + "1" + "0" * 400 + ".", "It is " + "1" + "0" * 400 + " exactly.", rules={"number"}) is None
 
 
 def test_a_guard_that_cannot_run_raises_naming_the_claim(monkeypatch):
@@ -261,13 +343,15 @@ D4 = "Product catalogue. The P7 offers an Eco operating mode."
     # a number word in the years' range is a number, never a year (P7 answer A, c5)
     ("The pilot was validated on a thousand machines.", D4, "number"),
     ("Two thousand users signed up.", "Three hundred users signed up.", "number"),
+    # so is a scaled number in digits (version 2 read "1.6 thousand" as the year 1600)
+    ("The album has sold over 1.6 thousand copies.", "The album has sold 1.6 million copies.", "number"),
     ("The pilot was validated on a thousand machines.", "The pilot ran on 1,000 machines.", None),
     # years in numerals stay years, in digits and in Chinese numerals
     ("The bridge opened in 1999.", "The bridge opened in 2001.", "year"),
     ("清华大学在二〇一一年进入全球50强。", "在2012 QS排名中，清华大学进入全球50强。", "year"),
 ])
 def test_a_year_is_written_in_numerals(claim, evidence, kind):
-    finding = check(claim, evidence)
+    finding = check(claim, evidence, rules={*RULES, "number"})
     assert (None if finding is None else finding.kind) == kind, finding
     if finding is not None and kind == "number":
         assert "year" not in finding.reason

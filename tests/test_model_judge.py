@@ -104,6 +104,8 @@ def test_eco_seed_pair_needs_the_guard(judge, plain):
     # measured: the model alone is fooled by the shared topic and number (p(full) 0.49); the guard stops it
     assert plain.judge(claim, [passage("D3", d3)]).label == "full"
     assert "qualifier guard" in guarded.explanation and "energy" in guarded.explanation
+    # by the attachment rule, to `none`, through every revision of the rules (docs/model-judge.md, "Seed pairs")
+    assert guarded.label == "none" and "qualifier guard (attachment)" in guarded.explanation
     # the claim D3 does support stays full (the guard must not fire on it)
     ok = judge.judge("It reported reduced downtime of 15%.", [passage("D3", d3)])
     assert ok.label == "full" and "qualifier guard" not in (ok.explanation or "")
@@ -173,10 +175,12 @@ def test_validation_sample_balanced_accuracy(judge):
     rows = load_rows(FIXTURES / "judge_validation_sample.jsonl")
     result = validate_judge(rows, judge, resamples=200)
     by_lang = {lang: figures["balanced_accuracy"] for lang, figures in result["by_lang"].items()}
-    # measured with the calibrated judge: 0.770 overall, 0.754 English, 0.802 Chinese (embedding route);
-    # the margins leave room for int8 kernels that differ between CPUs, not for a judge that got worse
+    # measured with the calibrated judge and guard version 3: 0.770 overall, 0.770 English, 0.754 Chinese
+    # (embedding route); guard version 2 gave 0.770, 0.754, 0.802: its number rule stopped one Chinese `full`
+    # rightly, by chance (the 3 of the name "巫师3"; docs/model-judge.md). The margins leave room for int8
+    # kernels that differ between CPUs, not for a judge that got worse
     assert result["balanced_accuracy"] > 0.74, (result["balanced_accuracy"], by_lang)
-    assert by_lang["en"] > 0.72 and by_lang["zh"] > 0.77, by_lang
+    assert by_lang["en"] > 0.74 and by_lang["zh"] > 0.73, by_lang
 
 
 def _with_unrelated_passage(rows):

@@ -12,8 +12,6 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from citeaudit.text import has_han
-
 # --- number words ----------------------------------------------------------------------------------
 
 _UNITS_EN = {w: i for i, w in enumerate(
@@ -23,10 +21,9 @@ TENS_EN = {w: 10 * (i + 2) for i, w in enumerate("twenty thirty forty fifty sixt
 _SCALES = {"hundred": 100, "thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000,
            "trillion": 1_000_000_000_000}
 _SCALE_SUFFIX = {"k": 1_000, "m": 1_000_000, "bn": 1_000_000_000, "b": 1_000_000_000}
-_NUMBER_WORD = re.compile(
-    r"\b(?:(?:%s|%s)(?:[\s-]+(?:%s|%s|and))*)\b" % (
-        "|".join(list(_UNITS_EN) + list(TENS_EN)), "|".join(_SCALES),
-        "|".join(list(_UNITS_EN) + list(TENS_EN)), "|".join(_SCALES)), re.I)
+_WORDS = "|".join(list(_UNITS_EN) + list(TENS_EN) + list(_SCALES))
+# "and" joins number words ("one hundred and five") and nothing else: "defined as one and have" is "one"
+_NUMBER_WORD = re.compile(r"\b(?:%s)(?:[\s-]+(?:and[\s-]+)?(?:%s))*\b" % (_WORDS, _WORDS), re.I)
 
 _CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 _CN_SMALL = {"十": 10, "百": 100, "千": 1000}
@@ -252,13 +249,16 @@ def quantities(text: str, words: bool = True, wide: bool = False) -> list[Quanti
 
 def evidence_quantities(text: str) -> list[Quantity]:
     """The quantities of `text`, and what else can stand for a claim's number in evidence: digits glued
-    to letters ("legs2 – Active motion", "COVID-19") and the end of a year range ("1904–05" holds 1905)."""
+    to letters ("legs2 – Active motion", "COVID-19"), the end of a year range ("1904–05" holds 1905) and
+    thousands set off by spaces ("53 879")."""
     text = normalise(text)
     found = quantities(text)
     for m in re.finditer(r"(?<=[A-Za-z])(\d+)(?![\d.,]\d)", text):
         found.append(Quantity(float(m.group(1)), None, m.group(0), m.start(), m.end(), 1.0))
     for m in re.finditer(r"\b(1\d|20)\d{2}\s*[-–/]\s*(\d{2})\b(?![-–/.,]?\d)", text):
         found.append(Quantity(float(m.group(1) + m.group(2)), None, m.group(0), m.start(), m.end(), 1.0))
+    for m in re.finditer(r"(?<![\d.,])\d{1,3}(?: \d{3})+(?![\d]|[.,]\d)", text):  # thousands set off by spaces
+        found.append(Quantity(float(m.group(0).replace(" ", "")), None, m.group(0), m.start(), m.end(), 1.0))
     return found
 
 
@@ -269,9 +269,3 @@ def _precision(raw: str, default: float) -> float:
         return 10.0 ** -len(raw.split("点", 1)[1])
     return default
 
-
-def negation_in(text: str) -> re.Match[str] | None:
-    """The first negation of `text` that negates ("not only", "doesn't just" contrast instead)."""
-    if has_han(text):
-        return NEGATION_ZH.search(text)
-    return next((m for m in NEGATION_EN.finditer(text) if not CONTRASTIVE.match(text, m.end())), None)

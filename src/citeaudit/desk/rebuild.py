@@ -29,7 +29,7 @@ class Rebuilt:
 
 
 def _fields(signature: str) -> dict[str, str]:
-    """`|key=value` options after the judge's own part: 'model:x[..]|guard=on@2|cal=on' -> {guard, cal}."""
+    """`|key=value` options after the judge's own part: 'model:x[..]|guard=on@3|cal=on' -> {guard, cal}."""
     tail = signature.rsplit("]", 1)[-1] if "]" in signature else signature
     return dict(part.split("=", 1) for part in tail.split("|")[1:] if "=" in part)
 
