@@ -3,7 +3,7 @@
     citeaudit validate-judge DATA.jsonl --judge embedding:0.85 [--predictions OUT.jsonl] [--format text|json]
     citeaudit judge-data export OUT_DIR [--data-dir DIR] [--train]
     citeaudit calibrate-judge DATA.jsonl [--model DIR] [--exclude-source S] [--dry-run]
-    citeaudit train-judge OUT_DIR [--leave-out S] [--steps N] [--time-budget MIN] [--resume] ...
+    citeaudit train-judge OUT_DIR [--leave-out S] [--steps N] [--time-budget MIN] [--resume] [--device cuda] ...
     citeaudit store check FILE
 
 Each command only reads its options, calls the library (validation.py, training/) and prints; the
@@ -21,8 +21,9 @@ import click
 
 from citeaudit.cli.common import confusion_lines, format_figure
 
-from citeaudit.training.config import DEFAULT_WORK_DIR
+from citeaudit.training.config import BASES, DEFAULT_BASE, DEFAULT_WORK_DIR
 from citeaudit.training.data import LABEL_MAPPING
+from citeaudit.training.train import NLI_SET_CHOICES, PRECISIONS
 
 
 def _line(name: str, m: dict[str, Any]) -> str:
@@ -153,25 +154,71 @@ def calibrate_judge_cmd(data, model_dir, exclude_source, dry_run):
 @click.option("--leave-out", type=click.Choice(sorted(LABEL_MAPPING)), help="drop one source from training")
 @click.option("--time-budget", type=float, help="stop training after this many minutes")
 @click.option("--steps", type=int, default=3000, show_default=True)
+@click.option("--fit-steps", is_flag=True,
+              help="lower the planned steps to what fits --time-budget (measured over the first steps), so "
+                   "the learning rate decays inside the budget")
 @click.option("--resume", is_flag=True, help="continue from the checkpoint in the work dir")
 @click.option("--data-dir", type=click.Path(exists=True, file_okay=False), help="the shared data folder")
 @click.option("--work-dir", type=click.Path(file_okay=False), default=str(DEFAULT_WORK_DIR), show_default=True,
               help="checkpoints and the full-precision model (keep it outside the repository)")
 @click.option("--seed", type=int, default=0, show_default=True)
-def train_judge_cmd(out_dir, extra_labels, leave_out, time_budget, steps, resume, data_dir, work_dir, seed):
+@click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True,
+              help="auto: cuda when torch sees one, else cpu")
+@click.option("--precision", type=click.Choice(PRECISIONS), help="default: fp32 on cpu, bf16 autocast on cuda")
+@click.option("--batch-size", type=click.IntRange(min=1), help="default: 16 on cpu, 64 on cuda")
+@click.option("--lr", type=float, default=4e-5, show_default=True)
+@click.option("--workers", type=click.IntRange(min=0),
+              help="DataLoader workers that tokenise batches ahead (default: 0 on cpu, 6 on cuda)")
+@click.option("--checkpoint", type=click.IntRange(min=1), default=100, show_default=True,
+              help="save a checkpoint every N steps")
+@click.option("--base", default=DEFAULT_BASE, show_default=True,
+              help=f"the base model: {', '.join(BASES)}, or a directory with config.json, model.safetensors "
+                   "and tokenizer.json")
+@click.option("--nli-sets", type=click.Choice(sorted(NLI_SET_CHOICES)), default="standard", show_default=True,
+              help="standard: judge-v1's six NLI sets; large: also FEVER-NLI test, CAD-SNLI dev and test")
+@click.option("--unstated-licence-nli", is_flag=True,
+              help="also RTE dev, whose licence is not stated (the model card says so)")
+@click.option("--nli-ratio", type=click.FloatRange(min=0), default=3, show_default=True,
+              help="generic NLI pairs per attribution row")
+@click.option("--per-source-cap", type=click.IntRange(min=2), default=1600, show_default=True,
+              help="attribution rows per source at most (half full, half not)")
+@click.option("--mix", "mix_dir", type=click.Path(exists=True, file_okay=False),
+              help="train on a saved mix (mix.jsonl[.xz] and manifest.json) instead of building one")
+@click.option("--dev-rows", type=click.Path(exists=True, dir_okay=False),
+              help="labelled rows (JSONL) for the fp32/int8 comparison and the calibration fit, instead of "
+                   "the dev split of the shared data")
+def train_judge_cmd(out_dir, extra_labels, leave_out, time_budget, steps, fit_steps, resume, data_dir, work_dir,
+                    seed, device, precision, batch_size, lr, workers, checkpoint, base, nli_sets,
+                    unstated_licence_nli, nli_ratio, per_source_cap, mix_dir, dev_rows):
     """Fine-tune the model judge, export it as int8 ONNX into OUT_DIR (with a model card), then fit its
     calibration on the dev split (without the left-out source)."""
-    from citeaudit.training.calibrate import calibrate_on_dev
-    from citeaudit.training.export import export_judge
-    from citeaudit.training.train import train_judge
+    from citeaudit.training import calibrate, export, train
 
     hf_dir = Path(work_dir) / "final"
-    record = train_judge(hf_dir, data_dir=data_dir, extra_labels=extra_labels, leave_out=leave_out, steps=steps,
-                         seed=seed, time_budget_s=time_budget * 60 if time_budget else None, work_dir=work_dir,
-                         resume=resume, log=click.echo)
-    result = export_judge(hf_dir, out_dir, work_dir=work_dir, data_dir=data_dir, record=record, log=click.echo)
+    record = train.train_judge(
+        hf_dir, data_dir=data_dir, extra_labels=extra_labels, leave_out=leave_out, steps=steps, seed=seed,
+        time_budget_s=time_budget * 60 if time_budget else None, work_dir=work_dir, resume=resume, log=click.echo,
+        device=device, precision=precision, batch_size=batch_size, lr=lr, workers=workers, checkpoint=checkpoint,
+        base=base, nli_sets=nli_sets, unstated_licence_nli=unstated_licence_nli, nli_ratio=nli_ratio,
+        per_source_cap=per_source_cap, mix=mix_dir, fit_steps=fit_steps)
+    rows = None
+    if dev_rows:
+        from citeaudit.files.labelled import load_rows
+
+        rows = load_rows(dev_rows)
+    texts = train.card_texts(record) if isinstance(record, dict) else {}
+    result = export.export_judge(hf_dir, out_dir, work_dir=work_dir, data_dir=data_dir, record=record, log=click.echo,
+                                 **({"rows": rows} if rows is not None else {}), **texts)
     click.echo(json.dumps(result.get("int8_vs_fp32"), indent=1))
-    path, summary = calibrate_on_dev(out_dir, data_dir, leave_out)
+    if rows is None:
+        path, summary = calibrate.calibrate_on_dev(out_dir, data_dir, leave_out)
+    else:
+        from citeaudit.records import file_sha256
+
+        fitted, summary = calibrate.fit_model_calibration(
+            out_dir, rows, exclude_sources=[leave_out] if leave_out else [],
+            described_as=f"{Path(dev_rows).name} sha256:{file_sha256(dev_rows)[:12]}")
+        path = export.record_calibration(out_dir, fitted, summary)
     click.echo(f"calibration fitted on {summary['rows']} dev rows ({', '.join(summary['sources'])}): "
                f"{json.dumps(summary['in_sample_balanced_accuracy'])}; written to {path} and the model card")
 

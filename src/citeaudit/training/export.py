@@ -25,8 +25,8 @@ from citeaudit.training.data import dev_rows
 SHIPPED_FILES = ("model_int8.onnx", "tokenizer.json", "config.json")
 
 
-def _onnx_config(max_len: int) -> dict:
-    return {"model_type": "bert", "architectures": ["BertForSequenceClassification"],
+def _onnx_config(max_len: int, model_type: str = "bert", architecture: str = "BertForSequenceClassification") -> dict:
+    return {"model_type": model_type, "architectures": [architecture],
             "id2label": {str(k): v for k, v in ID2LABEL.items()}, "label2id": LABEL2ID,
             "max_position_embeddings": max_len,
             "note": "max_position_embeddings is the window length the judge was trained at (the BERT "
@@ -47,6 +47,8 @@ def export_fp32(hf_dir: Path, dest: Path, max_len: int = 256) -> Path:
     import torch
     from transformers import BertForSequenceClassification
 
+    if json.loads((Path(hf_dir) / "config.json").read_text()).get("model_type") != "bert":
+        return export_fp32_any(Path(hf_dir), dest, max_len)
     dest.mkdir(parents=True, exist_ok=True)
     model = BertForSequenceClassification.from_pretrained(hf_dir, attn_implementation="eager").eval()
     model.config.return_dict = False
@@ -189,13 +191,78 @@ def quantize_static_qdq(fp32_dir: Path, out_dir: Path, feeds: list[dict], per_ch
     return target
 
 
-def compare_fp32_int8(fp32_dir: Path, int8_dir: Path, data_dir=None, limit: int | None = 300, threads: int = 2) -> dict:
-    """Label agreement and balanced accuracy (full vs rest) of the two ONNX models on English dev rows."""
+def export_fp32_any(hf_dir: Path, dest: Path, max_len: int = 256) -> Path:
+    """`export_fp32` for a base other than BERT (MPNet, say): the same named inputs, less those its
+    forward does not take (MPNet has no token_type_ids), checked against torch the same way."""
+    import inspect
+
+    import numpy as np
+    import onnxruntime as ort
+    import torch
+    from transformers import AutoModelForSequenceClassification
+
+    dest.mkdir(parents=True, exist_ok=True)
+    model = AutoModelForSequenceClassification.from_pretrained(hf_dir, attn_implementation="eager").eval()
+    model.config.return_dict = False
+    takes = inspect.signature(model.forward).parameters
+    names = [n for n in ("input_ids", "attention_mask", "token_type_ids") if n in takes]
+
+    class Wrapper(torch.nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, *inputs):  # named, in the order of `names`
+            return self.inner(**dict(zip(names, inputs)), return_dict=False)[0]
+
+    def feed(batch: int, length: int, cut: int) -> dict:
+        low = min(1000, model.config.vocab_size // 2)
+        ids = torch.randint(low, min(low + 1000, model.config.vocab_size), (batch, length), dtype=torch.long)
+        mask = torch.ones_like(ids)
+        mask[-1, length - 4:] = 0
+        types = torch.zeros_like(ids)
+        types[:, cut:] = 1
+        return {k: v for k, v in {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}.items() if k in names}
+
+    axes = {0: "batch", 1: "sequence"}
+    traced = feed(2, 24, 12)
+    with torch.no_grad():
+        torch.onnx.export(Wrapper(model), tuple(traced[n] for n in names), str(dest / "model.onnx"),
+                          input_names=names, output_names=["logits"],
+                          dynamic_axes={**{n: axes for n in names}, "logits": {0: "batch"}},
+                          opset_version=17, dynamo=False)
+        model.eval()  # the export leaves the wrapper's training mode on the model
+        check = feed(3, 40, 20)
+        reference = model(**check, return_dict=False)[0].numpy()
+    session = ort.InferenceSession(str(dest / "model.onnx"), providers=["CPUExecutionProvider"])
+    got = session.run(None, {k: v.numpy() for k, v in check.items()})[0]
+    if not np.allclose(got, reference, atol=1e-3):
+        raise RuntimeError(f"ONNX export differs from torch: max diff {abs(got - reference).max()}")
+    _tokenizer_json(hf_dir, dest)
+    (dest / "config.json").write_text(json.dumps(
+        _onnx_config(max_len, model.config.model_type, type(model).__name__), indent=1))
+    return dest / "model.onnx"
+
+
+def english_sample(rows, limit: int | None, seed: int = 0) -> list:
+    """The English rows of `rows` (a fixed random sample of `limit` of them), as `dev_rows` samples."""
+    import random
+
+    english = [r for r in rows if (r.lang or "en") == "en"]
+    if limit and len(english) > limit:
+        english = random.Random(seed).sample(english, limit)
+    return english
+
+
+def compare_fp32_int8(fp32_dir: Path, int8_dir: Path, data_dir=None, limit: int | None = 300, threads: int = 2,
+                      rows=None) -> dict:
+    """Label agreement and balanced accuracy (full vs rest) of the two ONNX models on English dev rows
+    (`rows`: labelled rows to take the English ones of, instead of the dev split of the shared data)."""
     from citeaudit.judges.local import CrossEncoderJudge
     from citeaudit.stats import balanced_accuracy, roc_auc
     from citeaudit.training.validation import predict
 
-    rows = dev_rows(data_dir, "en", limit)
+    rows = dev_rows(data_dir, "en", limit) if rows is None else english_sample(rows, limit)
     gold = [r.label == "full" for r in rows]
     out: dict = {"rows": len(rows), "split": "dev (English)" + (f", random sample of {limit}" if limit else "")}
     labels = {}
@@ -215,7 +282,7 @@ def write_model_card(out_dir: Path, card: dict) -> None:
     hp = t.get("hyper_parameters", {})
     data = t.get("data", {})
     lines = [
-        "# citeaudit model judge v1 (MiniLM cross-encoder, int8 ONNX)", "",
+        card.get("title", "# citeaudit model judge v1 (MiniLM cross-encoder, int8 ONNX)"), "",
         card.get("summary", ""), "",
         "## Model",
         f"- base: {t.get('base_model')} (safetensors sha256 `{t.get('base_model_sha256', '')[:16]}…`)",
@@ -225,7 +292,7 @@ def write_model_card(out_dir: Path, card: dict) -> None:
         "- files: " + ", ".join(f"`{k}` sha256 `{v[:16]}…`" for k, v in card.get("files", {}).items()),
         "", "## Training",
         f"- steps done: {t.get('steps_done')} of {hp.get('steps_planned')} planned, stopped by {t.get('stopped_by')}, "
-        f"{t.get('train_minutes')} min on 2 CPU threads; {t.get('examples_seen')} examples seen "
+        f"{t.get('train_minutes')} min on {t.get('hardware', '2 CPU threads')}; {t.get('examples_seen')} examples seen "
         f"({t.get('epochs')} epochs of the mix); mean loss of the last 100 steps {t.get('final_loss_mean_last_100')}",
         "- hyper-parameters: " + ", ".join(f"{k}={v}" for k, v in hp.items()),
         "", "## Data",
@@ -291,7 +358,11 @@ DEFAULT_LIMITS = [
 
 
 def export_judge(hf_dir: str | Path, out_dir: str | Path, work_dir: str | Path | None = None, data_dir=None,
-                 record: dict | None = None, compare_limit: int | None = 300, log=print) -> dict:
+                 record: dict | None = None, compare_limit: int | None = 300, log=print, rows=None,
+                 summary: str | None = None, limits: list[str] | None = None, title: str | None = None) -> dict:
+    """fp32 ONNX (work dir), int8 ONNX and the model card (out_dir); `rows` are labelled rows for the
+    fp32/int8 comparison (default: the dev split of the shared data); `summary`, `limits` and `title`
+    replace judge-v1's texts in the card."""
     hf_dir, out = Path(hf_dir), Path(out_dir)
     work = Path(work_dir or DEFAULT_WORK_DIR)
     if record is None and (hf_dir / "training_record.json").exists():
@@ -305,11 +376,11 @@ def export_judge(hf_dir: str | Path, out_dir: str | Path, work_dir: str | Path |
     result: dict = {}
     if compare_limit != 0:
         log("comparing fp32 and int8 on dev ...")
-        result["int8_vs_fp32"] = compare_fp32_int8(fp32_dir, out, data_dir, compare_limit)
+        result["int8_vs_fp32"] = compare_fp32_int8(fp32_dir, out, data_dir, compare_limit, rows=rows)
     files = {name: file_sha256(out / name) for name in SHIPPED_FILES}
     card = {
         "name": "citeaudit judge-v1",
-        "summary": "A 4-class (full / partial / none / contradicts) cross-encoder for 'does this evidence "
+        "summary": summary or "A 4-class (full / partial / none / contradicts) cross-encoder for 'does this evidence "
                    "support this claim', fine-tuned from all-MiniLM-L6-v2 on generic NLI plus per-source "
                    "balanced human attribution labels, exported to ONNX and quantised to int8.",
         "training": record or {},
@@ -317,8 +388,10 @@ def export_judge(hf_dir: str | Path, out_dir: str | Path, work_dir: str | Path |
         "sizes_bytes": {name: (out / name).stat().st_size for name in SHIPPED_FILES},
         "fp32_onnx_sha256": file_sha256(fp32_dir / "model.onnx"),
         "figures": {"int8_vs_fp32": result.get("int8_vs_fp32")} if result.get("int8_vs_fp32") else {},
-        "limits": DEFAULT_LIMITS,
+        "limits": DEFAULT_LIMITS if limits is None else limits,
     }
+    if title:
+        card["title"] = title
     write_model_card(out, card)
     result["card"] = card
     log(f"exported to {out}")
