@@ -19,7 +19,7 @@ from citeaudit.cli.common import echo_text, input_options, load_inputs, parse_re
               help="the judge directory to adapt (default: the shipped judge-v1)")
 @click.option("--folds", default=3, show_default=True, type=click.IntRange(min=0),
               help="cross-validation folds for the before/after figures (0 or 1: none)")
-@click.option("--epochs", default=4, show_default=True, type=click.IntRange(min=1),
+@click.option("--epochs", default=2, show_default=True, type=click.IntRange(min=1),
               help="most passes over the labels (training stops early when the held-out loss rises)")
 @click.option("--domain-only", is_flag=True,
               help="a judge for this domain alone: no replay of the original training mix, no forgetting check")

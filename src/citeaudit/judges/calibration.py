@@ -131,6 +131,10 @@ def fit(values: Sequence[Sequence[float]], gold_full: Sequence[bool], l2: float 
     centre = np.zeros(design.shape[1])
     if prior is not None:
         centre[:-1] = prior.weights
+    def objective(b: np.ndarray) -> float:
+        z = design @ b
+        return float(sample_w @ (np.logaddexp(0.0, z) - y * z) + 0.5 * penalty @ (b - centre) ** 2)
+
     beta = centre.copy()
     for _ in range(100):
         p = 1.0 / (1.0 + np.exp(-np.clip(design @ beta, -500, 500)))  # a certain row: no overflow
@@ -140,8 +144,12 @@ def fit(values: Sequence[Sequence[float]], gold_full: Sequence[bool], l2: float 
             step = np.linalg.solve(hessian, gradient)
         except np.linalg.LinAlgError:  # every row predicted with certainty: the bias has no curvature
             step = np.linalg.lstsq(hessian, gradient, rcond=None)[0]
-        beta -= step
-        if np.abs(step).max() < 1e-10:
+        # a full Newton step can overshoot from a start far from the optimum: halve it until it helps
+        before, t = objective(beta), 1.0
+        while t > 1e-6 and objective(beta - t * step) > before + 1e-12:
+            t /= 2
+        beta -= t * step
+        if np.abs(t * step).max() < 1e-10:
             break
     return Calibration(tuple(float(b) for b in beta[:-1]), float(beta[-1]), fitted_on or {})
 
