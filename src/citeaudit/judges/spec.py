@@ -67,7 +67,7 @@ MODEL = JudgeOptions("model", (
     Option("band", number(0.0, 0.5), None,
            "half-width of the uncertain band around p(support) = 0.5 (0: never uncertain; default: the "
            f"model directory's, else {MODEL_UNCERTAIN_BAND})",
-           signed="band", show=lambda v: f"{v:g}"),
+           signed="band", show=lambda v: "auto" if v is None else f"{v:g}"),  # the judge signs the band it uses
     Option("threads", integer(1), None, "onnxruntime intra-op threads", env=THREADS),
     Option("batch", integer(1), 1, "windows per forward pass", keyword="batch_size"),
 ), example="model:guard=off,threads=2")
