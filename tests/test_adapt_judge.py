@@ -298,3 +298,16 @@ def test_cli_end_to_end(tiny_judge, tmp_path, runner):
     assert f"model:{out.name}[" in json.loads(scored.output)["judge"]
     again = runner.invoke(main, ["adapt-judge", labels, "--out", str(out), "--base", str(tiny_judge)])
     assert again.exit_code == 2 and "exists and is not empty" in again.output
+
+
+def test_cli_reads_another_tools_file_and_says_when_its_labels_are_too_few(tiny_judge, tmp_path, runner):
+    fixture = str(Path(__file__).parent / "fixtures" / "formats" / "expertqa_rand_val_sample.jsonl")
+    out = tmp_path / "adapted"
+    result = runner.invoke(main, ["adapt-judge", fixture, "--from", "expertqa", "--out", str(out),
+                                  "--base", str(tiny_judge)])
+    assert result.exit_code == 2, result.output
+    # the experts' 10 labels reached the command, and it names what it would need
+    assert "too few labels to adapt the judge" in result.output
+    assert "8 full, 2 not full" in result.output and not out.exists()
+    bad = runner.invoke(main, ["adapt-judge", fixture, "--option", "x=1", "--out", str(out)])
+    assert bad.exit_code == 2 and "reader options need --from FORMAT" in bad.output
