@@ -87,6 +87,7 @@ class Settings:
     recalibrate_only: bool = False
     resamples: int = 1000
     anchor_rows: int | None = 300  # the forgetting check on a fixed sample of the dev rows (None: all 584)
+    anchor_exclude: tuple[str, ...] = ()  # sources the check leaves out (a domain measured as unseen)
 
 
 # --- the team's labels ---------------------------------------------------------------------------------
@@ -662,7 +663,7 @@ class Adapter:
     def anchor_accuracy(self, state: JudgeState, stage: str) -> float:
         """Balanced accuracy (full vs rest) of a judge with `state` on the forgetting check's rows."""
         if self._anchor is None:
-            self._anchor = anchor_rows(self.settings.anchor_rows)
+            self._anchor = anchor_rows(self.settings.anchor_rows, self.settings.anchor_exclude)
         judged = self.judged(state, self._anchor, stage)
         return float(metrics([r.label for r in self._anchor], [j.label for j in judged], [], 0)["balanced_accuracy"])
 
@@ -784,7 +785,7 @@ def cross_validate(adapter: Adapter, team: TeamLabels, chinese_of: Sequence[bool
         adapter.forget(state.model)
         if "recalibrated" in columns:
             plan, adapter.plan = adapter.plan, recalibrating
-            state, _ = adapter.adapt(en_train, zh_train, "")
+            state, _ = adapter.adapt(en_train, zh_train, f"fold {f + 1}/{s.folds}: recalibrating")
             adapter.plan = plan
             for i, j in zip(test_ix, adapter.judged(state, test, f"fold {f + 1}/{s.folds}: judging recalibrated")):
                 columns["recalibrated"][i] = j
@@ -799,11 +800,11 @@ def cross_validate(adapter: Adapter, team: TeamLabels, chinese_of: Sequence[bool
     return out
 
 
-def anchor_rows(limit: int | None) -> list[Row]:
-    """The shipped English dev rows (one window each) the forgetting check reads; a fixed sample of
-    `limit` of them when given."""
+def anchor_rows(limit: int | None, exclude: Sequence[str] = ()) -> list[Row]:
+    """The shipped English dev rows (one window each) the forgetting check reads, but those of the
+    `exclude` sources; a fixed sample of `limit` of them when given."""
     anchor = [Row(f"anchor-{i}", e["hypothesis"], (_passage(e["premise"]),), e["label"], source=e["source"])
-              for i, e in enumerate(read_examples(ANCHOR_FILE))]
+              for i, e in enumerate(read_examples(ANCHOR_FILE)) if e["source"] not in exclude]
     if limit and limit < len(anchor):
         anchor = random.Random(0).sample(anchor, limit)
     return anchor
