@@ -311,3 +311,12 @@ def test_cli_reads_another_tools_file_and_says_when_its_labels_are_too_few(tiny_
     assert "8 full, 2 not full" in result.output and not out.exists()
     bad = runner.invoke(main, ["adapt-judge", fixture, "--option", "x=1", "--out", str(out)])
     assert bad.exit_code == 2 and "reader options need --from FORMAT" in bad.output
+
+
+def test_a_band_never_leaves_more_than_half_the_pairs_unsure():
+    # a judge that cannot reach the target accuracy: the band stops at the median distance from 0.5
+    p = [0.45, 0.55, 0.4, 0.6, 0.35, 0.65, 0.3, 0.7]
+    gold = [True, False, True, False, True, False, False, True]
+    band = adapt.choose_band(gold, p)
+    assert band == 0.12
+    assert sum(abs(x - 0.5) < band for x in p) <= len(p) / 2
