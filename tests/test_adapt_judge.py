@@ -320,3 +320,13 @@ def test_a_band_never_leaves_more_than_half_the_pairs_unsure():
     band = adapt.choose_band(gold, p)
     assert band == 0.12
     assert sum(abs(x - 0.5) < band for x in p) <= len(p) / 2
+
+
+def test_without_torch_it_recalibrates_and_says_why():
+    en = _rows(lang="en")
+    full = [r for r in en if r.label == "full"][:45]
+    rest = [r for r in en if r.label != "full"][:45]
+    plan = adapt.plan_for(full + rest, [], adapt.Settings(), torch_available=False)
+    assert plan.english == "recalibrate"
+    assert plan.reasons == ["English: torch is not installed (pip install 'citeaudit[train]'): recalibrating only"]
+    assert adapt.plan_for(full + rest, [], adapt.Settings(), torch_available=True).english == "fine-tune"

@@ -829,13 +829,10 @@ def _passage(text: str):
 
 
 def torch_available() -> bool:
-    try:
-        import onnx  # noqa: F401
-        import torch  # noqa: F401
-        import transformers  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """Whether the `train` extra's packages are installed (fine-tuning needs them; recalibrating does not)."""
+    from importlib.util import find_spec
+
+    return all(find_spec(name) is not None for name in ("torch", "transformers", "onnx"))
 
 
 def adapt_judge(team: TeamLabels, out_dir: str | Path, base_dir: str | Path | None = None,
