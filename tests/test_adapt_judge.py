@@ -5,6 +5,7 @@ are the 160 real rows of tests/fixtures/judge_validation_sample.jsonl (English a
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -165,6 +166,10 @@ def test_between_the_two_minimums_it_only_recalibrates(tiny_judge, tmp_path):
     # the model file is the base's; the calibration is new
     assert (tmp_path / "out" / "model_int8.onnx").read_bytes() == (tiny_judge / "model_int8.onnx").read_bytes()
     assert (tmp_path / "out" / "calibration.json").read_bytes() != (tiny_judge / "calibration.json").read_bytes()
+    # the folder gets the mode any new folder gets (0777 less the umask), not a temporary folder's 0700
+    mask = os.umask(0o022)
+    os.umask(mask)
+    assert (tmp_path / "out").stat().st_mode & 0o777 == 0o777 & ~mask
 
 
 # --- the whole command --------------------------------------------------------------------------------

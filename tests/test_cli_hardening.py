@@ -109,6 +109,30 @@ def test_an_interrupted_write_leaves_no_half_file(tmp_path, monkeypatch):
     assert [p.name for p in tmp_path.iterdir()] == ["report.md"]  # the temporary file is gone too
 
 
+@pytest.mark.parametrize("umask", [0o022, 0o027])
+def test_every_output_file_gets_the_mode_the_umask_gives(runner, case_file, tmp_path, umask):
+    """Outputs are written to a temporary file and renamed: the file must end with 0666 less the umask,
+    as any other tool's output would, not the temporary file's private 0600."""
+    import os
+
+    written = {"log": tmp_path / "run.json", "stream": tmp_path / "run.jsonl", "list": tmp_path / "pairs.jsonl",
+               "report": tmp_path / "report.md", "export": tmp_path / "claims.csv"}
+    old = os.umask(umask)
+    try:
+        commands = [["score", str(case_file), "--out", str(written["log"])],
+                    ["score", str(case_file), "--out", str(written["stream"])],
+                    ["prepare", str(case_file), "--store", str(tmp_path / "s.db"), "--list", str(written["list"])],
+                    ["report", str(written["log"]), "--format", "markdown", "-o", str(written["report"])],
+                    ["export", str(written["log"]), "--to", str(written["export"])]]
+        for args in commands:
+            result = runner.invoke(main, args)
+            assert result.exit_code == 0, (args, result.output)
+    finally:
+        os.umask(old)
+    assert {name: oct(path.stat().st_mode & 0o777) for name, path in written.items()} == \
+        {name: oct(0o666 & ~umask) for name in written}
+
+
 # --- run logs ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("change, message", [

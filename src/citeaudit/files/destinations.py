@@ -10,6 +10,7 @@ then the current folder, then the temporary folder) and the error says where it 
 from __future__ import annotations
 
 import os
+import secrets
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -32,9 +33,32 @@ def check_destination(path: str | Path, what: str) -> None:
         raise DestinationError(f"{what} {path} is not writable")
 
 
+def current_umask() -> int:
+    """The process's umask (read by setting it and putting it back: POSIX has no getter)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def temporary_beside(path: str | Path) -> tuple[int, str]:
+    """A new hidden file beside `path` (`.NAME.XXXXXXXX.tmp`), opened for writing, to be renamed onto it.
+
+    Created with the mode any new file gets (0666 less the umask), not `mkstemp`'s 0600: the renamed
+    output must be as readable as a file the user's other tools write. Returns (descriptor, name)."""
+    target = Path(path)
+    folder = target.parent if str(target.parent) else Path(".")
+    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    for _ in range(100):
+        name = folder / f".{target.name}.{secrets.token_hex(4)}.tmp"
+        try:
+            return os.open(name, flags, 0o666), str(name)
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name beside {path}")
+
+
 def _write_atomically(path: Path, write: Callable[[BinaryIO], None]) -> None:
-    fd, temporary = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".", prefix=f".{path.name}.",
-                                     suffix=".tmp")
+    fd, temporary = temporary_beside(path)
     try:
         with os.fdopen(fd, "wb") as fh:
             write(fh)

@@ -18,13 +18,13 @@ import csv
 import io
 import json
 import os
-import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from citeaudit.errors import DestinationError, ExportError
+from citeaudit.files.destinations import temporary_beside
 from citeaudit.extras import require
 from citeaudit.iteration import chunks
 from citeaudit.metrics import names as N
@@ -73,8 +73,7 @@ def write_rows(rows: Iterable[dict[str, Any]], path: str | Path) -> int:
 def _replacing(path: Path) -> Iterator[str]:
     """A temporary file beside `path` to write; renamed into place when the block ends, removed when
     it fails (the target is never left half-written)."""
-    fd, temporary = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".", prefix=f".{path.name}.",
-                                     suffix=".tmp")
+    fd, temporary = temporary_beside(path)
     os.close(fd)
     try:
         yield temporary

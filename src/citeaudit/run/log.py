@@ -33,7 +33,6 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timezone
 from json.decoder import scanstring
@@ -49,7 +48,7 @@ from citeaudit.errors import DestinationError, InputError, RunLogError, validati
 from citeaudit.judges import JudgeSpec, Judgments, MemoryStore, RecordedJudge, Request
 from citeaudit.jsonio import StrictJson, decode_error
 from citeaudit.files.loading import read_json_file
-from citeaudit.files.destinations import write_output
+from citeaudit.files.destinations import temporary_beside, write_output
 from citeaudit.metrics import Parsing, Report, Settings, Signature, score_cases
 from citeaudit.records import Case, Judgment, directory_sha256, file_sha256
 from citeaudit.run.results import AnswerRecord, CaseRecord, Finding, ResultSettings, Results, Summary, _Log, results_of
@@ -407,8 +406,7 @@ class StreamWriter:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        fd, self._temporary = tempfile.mkstemp(dir=self.path.parent if str(self.path.parent) else ".",
-                                               prefix=f".{self.path.name}.", suffix=".tmp")
+        fd, self._temporary = temporary_beside(self.path)
         self._fh = os.fdopen(fd, "wb")
         self._digest = hashlib.sha256()
         self.cases = 0

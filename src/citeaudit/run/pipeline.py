@@ -31,6 +31,7 @@ from citeaudit.errors import DestinationError
 from citeaudit.iteration import chunks
 from citeaudit.judges import JudgeSpec, Judgments, Request, judgment_source, parse_judge
 from citeaudit.judges.curated_stream import LabelTable, StreamedCuratedJudge
+from citeaudit.files.destinations import temporary_beside
 from citeaudit.files.loading import each_case, each_checked_case
 from citeaudit.metrics import Settings, plan_requests
 from citeaudit.metrics.ratio import Ratio
@@ -419,8 +420,7 @@ class _Listing:
         self.target = Path(target) if target else None
         self._fh = None
         if self.target is not None:
-            fd, self._temporary = tempfile.mkstemp(dir=self.target.parent if str(self.target.parent) else ".",
-                                                   prefix=f".{self.target.name}.", suffix=".tmp")
+            fd, self._temporary = temporary_beside(self.target)
             self._fh = open(fd, "w", encoding="utf-8")
         self._seen: set[bytes] = set()
         self.count = 0

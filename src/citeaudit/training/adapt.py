@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from citeaudit.errors import InputError, Problem, TrainingError
+from citeaudit.files.destinations import current_umask
 from citeaudit.files.labelled import Row
 from citeaudit.judges import calibration as calib
 from citeaudit.judges.base import Request
@@ -901,6 +902,7 @@ def write_judge(out: Path, base_dir: Path, state: JudgeState, adapter: Adapter, 
     """The judge directory, built in a hidden sibling folder and renamed into place."""
     out.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    work.chmod(0o777 & ~current_umask())  # mkdtemp's 0700 would leave the judge readable by its maker alone
     try:
         if state.model is not None:
             _export(state.model, base_dir, work)
