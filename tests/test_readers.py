@@ -620,3 +620,21 @@ def test_expertqa_every_shared_line_is_read_and_every_expert_label_kept():
             assert resolve(case)[1] == []
         expected = {k: expected[k] + labels[k] for k in expected}
     assert sum(expected.values()) > 0
+
+
+@pytest.mark.parametrize("reader, record, message", [
+    ("ragas", {"user_input": "Q", "response": "R", "retrieved_contexts": None},
+     "retrieved_contexts: expected a list, got null"),
+    ("ragas", {"user_input": "Q", "response": "R", "contexts": None}, "contexts: expected a list, got null"),
+    ("ragas", {"user_input": None, "response": "R", "retrieved_contexts": ["c"]}, "user_input: expected a text, got null"),
+    ("ragas", {"user_input": "Q", "response": "R"}, "retrieved_contexts: field required"),
+    ("ragchecker", {"results": [{"query_id": None, "query": "Q", "response": "R",
+                                 "retrieved_context": [{"doc_id": "d", "text": "t"}]}]},
+     "results[0].query_id: expected a text or an integer id, got null"),
+    ("ragchecker", {"results": [{"query_id": "q", "query": "Q", "response": "R", "retrieved_context": None}]},
+     "results[0].retrieved_context: expected a list, got null"),
+])
+def test_a_null_field_is_named_null_not_missing(tmp_path, reader, record, message):
+    path = tmp_path / ("rows.jsonl" if reader == "ragas" else "out.json")
+    path.write_text(json.dumps(record) + "\n")
+    assert _problems(reader, path) == [f"{path}:1: {message}"]

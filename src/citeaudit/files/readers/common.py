@@ -208,19 +208,20 @@ class Fields:
         self.problem(path, "field required" if value is _MISSING else f"expected an object, got {_kind(value)}")
         return False
 
-    def _present(self, path: Path, required: bool) -> Any:
-        """The field's value; _MISSING when it is absent or null (a problem only when `required`)."""
-        value = self.get(path, None if not required else _MISSING)
+    def _present(self, path: Path, required: bool, expected: str) -> Any:
+        """The field's value; _MISSING when it is absent or null (a problem only when `required`, and
+        one that says which: a null field is there, so "field required" would send the user looking)."""
+        value = self.get(path)
         if value is None or value is _MISSING:
             if required:
-                self.problem(path, "field required")
+                self.problem(path, "field required" if value is _MISSING else f"expected {expected}, got null")
             return _MISSING
         return value
 
     def text(self, path: Path, *, required: bool = True, source: bool = False) -> str | None:
         """A text field. `source`: it becomes a source's text, which must hold more than whitespace.
         An optional field may be absent or null."""
-        value = self._present(path, required)
+        value = self._present(path, required, "a text")
         if value is _MISSING:
             return None
         if not isinstance(value, str):
@@ -233,7 +234,7 @@ class Fields:
 
     def identifier(self, path: Path, *, required: bool = True) -> str | None:
         """An id: a non-empty text, or an integer (read as its decimal text)."""
-        value = self._present(path, required)
+        value = self._present(path, required, "a text or an integer id")
         if value is _MISSING:
             return None
         if isinstance(value, int) and not isinstance(value, bool):
@@ -248,7 +249,7 @@ class Fields:
 
     def items(self, path: Path, *, required: bool = True) -> list[Any] | None:
         """A list field (its items unchecked). An optional one may be absent or null."""
-        value = self._present(path, required)
+        value = self._present(path, required, "a list")
         if value is _MISSING:
             return None
         if not isinstance(value, list):

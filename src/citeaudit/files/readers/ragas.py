@@ -285,7 +285,10 @@ def _column(f: Fields, names: tuple[str, ...]) -> str | None:
     given = [name for name in names if f.get((name,), None) is not None]
     if len(given) > 1:
         f.problem((given[1],), f"both '{given[0]}' and '{given[1]}' are given: which one is meant?")
-    return given[0] if given else None
+    if given:
+        return given[0]
+    # a column present but null is the one to name in "got null"
+    return next((name for name in names if f.get((name,)) is None), None)
 
 
 def _case(f: Fields, index: int, system: str, id_field: str | None) -> dict[str, Any] | None:
