@@ -52,6 +52,8 @@ def test_abstentions(text: str) -> None:
         "**Costs**",
         "Warranty terms",
         "The main causes are:",
+        "The clinician may order the following tests: 1.",  # a lead-in with its list's first number
+        "主要包括以下几点：1、",
         "你好！",
         "希望对你有帮助。",
         "当然！",
@@ -80,6 +82,8 @@ def test_other(text: str) -> None:
         "- Fast charging",  # a list item
         "Warranty terms [1]",  # cited: a claim, whatever its shape
         "The limit is 80 °C.",
+        "The mix uses a ratio of 3: 1.",  # a colon between digits is a ratio, not a lead-in
+        "比例为3：1。",
     ],
 )
 def test_claims(text: str) -> None:
@@ -121,3 +125,10 @@ def test_bad_override(override, path: str, message: str) -> None:
     (problem,) = err.value.problems
     assert (problem.file, problem.path) == ("a.json", path)
     assert message in problem.message
+
+
+def test_a_stray_mark_between_inline_list_items_is_not_a_claim() -> None:
+    statements = kinds("The doctor may order the following tests: 1. A blood count [1]. 2. An MRI scan [2].")
+    assert [kind for kind, _ in statements if kind == "claim"] == ["claim", "claim"]
+    assert all(kind == "other" for kind, text in statements if not any(c.isalpha() for c in text))
+    assert [kind for kind, _ in kinds("Key measurements include:\n\n1.")] == ["other", "other"]

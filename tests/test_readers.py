@@ -578,6 +578,19 @@ def test_expertqa_conflicting_labels_are_left_out_everywhere(tmp_path):
     load_cases([path], fmt="expertqa")  # the curated labels left are consistent
 
 
+def test_expertqa_uncited_lead_ins_are_other_not_claims(tmp_path):
+    row = json.loads(EXPERTQA.read_text(encoding="utf-8").splitlines()[0])
+    claims = row["answers"]["rr_sphere_gpt4"]["claims"]
+    claims[0]["claim_string"] = "A clinician can confirm it by performing the following tests:  1."
+    path = tmp_path / "lead.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    statements = read("expertqa", str(path))[0].case["answers"][0]["statements"]
+    assert statements[0]["kind"] == "other"
+    assert all("kind" not in s for s in statements[1:])  # cited claims stay claims
+    [resolved] = load_cases([path], fmt="expertqa")
+    assert [s.kind for s in resolved.case.answers[0].statements][:2] == ["other", "claim"]
+
+
 def test_expertqa_malformed_lines_are_all_reported(tmp_path):
     path = tmp_path / "bad.jsonl"
     claim = {"claim_string": "A [1].", "evidence": ["[1] https://a.example\n\nA."], "support": "Complete"}

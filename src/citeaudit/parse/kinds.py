@@ -14,7 +14,9 @@ checked rather than silently skipped. Callers can override any statement's kind
   - a heading: a Markdown heading ("# Title"), a line that is all bold ("**Title**"), or a short
     line (at most 8 words, or 20 characters of Chinese) standing alone, not a list item, without
     final punctuation and (English) without an auxiliary verb ("Eco is efficient" stays a claim);
-  - a lead-in that ends with a colon ("The main causes are:").
+  - a lead-in that ends with a colon ("The main causes are:"), or with a colon and the number of
+    the list's first item cut off with it ("…the following tests: 1.");
+  - a statement without a single letter (a stray "." or "2." left between citation markers).
 """
 
 from __future__ import annotations
@@ -110,6 +112,10 @@ _FINITE = frozenset(
 )
 _BOLD_LINE = re.compile(r"^(\*\*|__)[^*_].*?\1:?$")
 _FINAL_PUNCT = tuple(".!?。！？…\"'”’)）")
+# A lead-in whose list's first number was cut off with it ("…the following tests: 1.",
+# "包括：1、"): the colon follows a word, not a digit ("a ratio of 3: 1." stays a claim).
+_LEAD_IN_NUMBERED = re.compile(r"(?<![\d\s])\s*(?::\s+|：\s*)\d{1,2}\s*[.)．、）]?$")
+_WORD = re.compile(r"[^\W\d_]")  # a letter of any script
 
 
 def classify(
@@ -131,8 +137,10 @@ def classify(
     if prefix.startswith("#") or (line_alone and _BOLD_LINE.match(text)):
         return "other"
     stripped = text.rstrip()
-    if stripped.endswith((":", "：")):
-        return "other"  # a lead-in ("The main causes are:") asserts nothing by itself
+    if stripped.endswith((":", "：")) or _LEAD_IN_NUMBERED.search(stripped):
+        return "other"  # a lead-in ("The main causes are:", "…the following tests: 1.") asserts nothing by itself
+    if not _WORD.search(stripped):
+        return "other"  # punctuation or a stray list number left between markers (".", "2.")
     is_list_item = bool(prefix)
     short = len(stripped) <= 20 if lang == "zh" else len(stripped.split()) <= 8
     verb = lang != "zh" and not _FINITE.isdisjoint(stripped.lower().split())

@@ -16,6 +16,7 @@ from typing import Any
 
 from citeaudit.errors import Problem
 from citeaudit.files.readers.common import Fields, Reader, ReadRecord, others, raise_problems, read_json_lines
+from citeaudit.parse.kinds import classify
 
 OPTIONS: dict[str, str] = {}
 # The expert's support label -> citeaudit's. "Missing" marks a claim with no citation (read as a
@@ -182,7 +183,11 @@ def _claim(f: Fields, path: tuple[str | int, ...], sources: _Sources):
     # Each evidence entry as written: its [n] and its document (a claim may repeat one).
     kept = others(f.get(path), {"claim_string", "evidence"})
     kept["evidence_numbers"], kept["evidence_sources"] = numbers, documents
-    statement = {"text": claim_text(raw), "citations": citations}
+    text = claim_text(raw)
+    statement = {"text": text, "citations": citations}
+    kind = "claim" if citations else classify(text, lang="en", cited=False)
+    if kind != "claim":  # an uncited lead-in ("…the following tests: 1.") or greeting, as in a text answer
+        statement["kind"] = kind
     return statement, (label if citations else None), kept
 
 
