@@ -72,3 +72,25 @@ def test_guard_page_commands_exit_as_it_says(runner, tmp_path, monkeypatch):
     for command, code, decision in lines:
         result = runner.invoke(main, shlex.split(command))
         assert (result.exit_code, result.output.split()[1]) == (int(code), decision), command
+
+
+
+def test_the_desk_scripting_example_repairs_a_claim_and_reads_the_new_figures():
+    """docs/examples/drive_desk.py, run as docs/desk.md tells users to: a desk in its own process,
+    Debian's chromium through Playwright, the seed's repair read off the page."""
+    import shutil
+    import socket
+    import subprocess
+    import sys
+
+    pytest.importorskip("fastapi")
+    pytest.importorskip("playwright")
+    if shutil.which("chromium") is None:
+        pytest.skip("chromium is not installed (scripts/setup.sh --browser installs it)")
+    with socket.socket() as sock:  # a free port for the desk's own process
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    done = subprocess.run([sys.executable, str(DOCS / "examples" / "drive_desk.py"), str(port)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["before: recall 2/4, precision 2/3", "after: recall 3/4, precision 3/3"]
