@@ -245,9 +245,16 @@ def test_editing_d3_lists_exactly_the_claims_that_cite_it(tmp_path):
         text="Intro. Product catalogue. The P7 offers an Eco operating mode.",
         passages=[{"id": "D4", "text": "Product catalogue. The P7 offers an Eco operating mode."}]), "moved"),
 ])
-def test_vanished_reversioned_and_moved_passages(tmp_path, edit, status):
+@pytest.mark.parametrize("as_update", [False, True])
+def test_vanished_reversioned_and_moved_passages(tmp_path, edit, status, as_update):
+    """In a case file, or as an update: the documents that differ, and a left-out one listed as removed."""
+    case = _sources_with(edit)
+    if as_update:
+        before = {d["id"]: d for d in _sources_with(lambda s: None)["sources"]}
+        now = {d["id"]: d for d in case["sources"]}
+        case = {"sources": [d for i, d in now.items() if d != before[i]], "removed": [i for i in before if i not in now]}
     path = tmp_path / "new.json"
-    path.write_text(json.dumps({"sources": _sources_with(edit)["sources"]}))
+    path.write_text(json.dumps(case))
     changes = review(read_runlog(GOLDEN), path)
     assert [(c.passage, c.status) for c in changes] == [("D4", status)]
     assert [cl.text for cl in changes[0].claims] == ["The pilot was validated on a thousand machines."]

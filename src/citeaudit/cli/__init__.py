@@ -59,8 +59,9 @@ def _attach_commands() -> None:
 _attach_commands()
 
 
-def desk_session(inputs, judge_name: str | None = None, store: str | None = None):
-    """The desk's session on `inputs` (see `citeaudit.cli.desk`)."""
+def desk_session(inputs, judge_name: str | None = None, store: str | None = None, source_format: str = "citeaudit",
+                 reader_options: tuple[str, ...] = ()):
+    """The desk's session on `inputs`, another tool's files with `source_format` (see `citeaudit.cli.desk`)."""
     from citeaudit.cli.desk import desk_session as session
 
-    return session(inputs, judge_name, store)
+    return session(inputs, judge_name, store, source_format, reader_options)

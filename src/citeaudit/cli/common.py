@@ -27,10 +27,10 @@ def confusion_lines(table: dict[str, dict[str, int]], rows: str, columns: str) -
     return lines + [f"{g:<12}" + "".join(f"{table[g][p]:>12}" for p in LABELS) for g in LABELS]
 
 
-def echo_text(text: str, nl: bool = True) -> None:
-    """Print human-readable text to the terminal: a control character from the input (an escape
-    sequence in a claim, a right-to-left override in an id) is shown, never obeyed."""
-    click.echo(visible_controls(text), nl=nl)
+def echo_text(text: str, nl: bool = True, err: bool = False) -> None:
+    """Print human-readable text to the terminal (stderr with `err`): a control character from the input
+    (an escape sequence in a claim, a right-to-left override in an id) is shown, never obeyed."""
+    click.echo(visible_controls(text), nl=nl, err=err)
 
 
 def read_log(path: str):
@@ -71,7 +71,7 @@ def load_inputs(paths: Sequence[str], reading=None, fmt: str | None = None, labe
     for path in paths:
         if fmt != "ragas" and os.path.isdir(path):
             raise click.BadParameter(f"{path} is a folder; only --from ragas reads a folder (a saved datasets "
-                                     "dataset)", param_hint="CASES")
+                                     "dataset)")
     cases = load_cases(paths, reading, fmt, **options)
     if labels_path:
         from citeaudit.files.labelled import label_cases, load_rows
@@ -145,11 +145,30 @@ def format_names() -> list[str]:
     return ["citeaudit", *READERS]
 
 
+def _apply(command, options):
+    """`command` with click `options`, shown in --help in the order listed."""
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def reader_options(what: str = "the input"):
+    """--from FORMAT and --option KEY=VALUE: how a command reads another tool's files (`source_format` and
+    `reader_options`; load them with `load_inputs`). `what` names the file they apply to, for --help."""
+    def decorate(command):
+        return _apply(command, [
+            click.option("--from", "source_format", type=click.Choice(format_names()), default="citeaudit",
+                         show_default=True,
+                         help=f"the format of {what}: citeaudit's cases, or another tool's files (docs/readers.md)"),
+            click.option("--option", "reader_options", multiple=True, metavar="KEY=VALUE",
+                         help="an option of the --from reader (repeatable; see docs/readers.md)"),
+        ])
+    return decorate
+
+
 def input_options(command):
-    """--from, --conventions, --invalid-citations, --labels, --option, --claims: how a command reads its case files."""
-    options = [
-        click.option("--from", "source_format", type=click.Choice(format_names()), default="citeaudit", show_default=True,
-                     help="the input's format: citeaudit's cases, or another tool's files (docs/readers.md)"),
+    """--from, --option, --conventions, --invalid-citations, --labels, --claims: how a command reads its case files."""
+    return reader_options()(_apply(command, [
         click.option("--conventions", type=click.Choice(["citeaudit", "alce"]), default="citeaudit",
                      show_default=True,
                      help="alce: read and score answers exactly as ALCE's eval.py (docs/metrics.md)"),
@@ -159,16 +178,11 @@ def input_options(command):
         click.option("--labels", "labels_path", type=click.Path(dir_okay=False, exists=True),
                      help="human labels for the curated judge: labelled-pairs JSONL (the validate-judge format), "
                           "matched to each case's passages by id and text"),
-        click.option("--option", "reader_options", multiple=True, metavar="KEY=VALUE",
-                     help="an option of the --from reader (repeatable; see docs/readers.md)"),
         click.option("--claims", default="rule", show_default=True, metavar="SPEC",
                      help="who splits raw answers' statements into claims: rule, none, or openai:MODEL (a "
                           "language model; its splits are recorded in --store and replayed with --replay; "
                           "docs/parsing.md)"),
-    ]
-    for option in reversed(options):
-        command = option(command)
-    return command
+    ]))
 
 
 JUDGE_HELP = "judge that labels (claim, cited passages) pairs; see `citeaudit judges`"
@@ -204,6 +218,7 @@ def case_source(cases, reading, source_format, labels_path, reader_options):
     case at a time, anything else loaded once."""
     from citeaudit.run.pipeline import read_cases
 
+    parse_reader_options(reader_options, source_format)  # refused here too: a streamed file never reaches a reader
     if is_streamable(cases, source_format, labels_path):
         return read_cases(cases, reading)
     loaded = load_inputs(cases, reading, source_format, labels_path, reader_options)

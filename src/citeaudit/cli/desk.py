@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import click
 
-from citeaudit.cli.common import load_inputs, read_log
+from citeaudit.cli.common import load_inputs, parse_reader_options, read_log, reader_options, reading_for
 
 
 @click.command()
-@click.argument("inputs", nargs=-1, type=click.Path(dir_okay=False))
+@click.argument("inputs", nargs=-1, type=click.Path())
 @click.option("--judge", "judge_name", default=None,
               help="judge for edits (default: curated; for a run log, the run's own judge when it can be made "
                    "again here, else its recorded judgments only)")
@@ -18,19 +18,27 @@ from citeaudit.cli.common import load_inputs, read_log
 @click.option("--no-open", is_flag=True, help="do not open a browser")
 @click.option("--allow-remote", is_flag=True,
               help="allow a non-loopback --host: anyone who reaches the port can edit (no authentication)")
-def desk(inputs, judge_name, store, host, port, no_open, allow_remote):
-    """Open the audit desk on a run log, on case files, or (with no INPUTS) on the built-in examples:
-    follow each citation to its exact text, repair it, set human labels, and watch the scores change."""
-    session = desk_session(inputs, judge_name, store)
+@reader_options("the case files")
+def desk(inputs, judge_name, store, host, port, no_open, allow_remote, source_format, reader_options):
+    """Open the audit desk on a run log, on case files (another tool's with --from), or (with no INPUTS) on
+    the built-in examples: follow each citation to its exact text, repair it, set human labels, and watch
+    the scores change."""
+    session = desk_session(inputs, judge_name, store, source_format, reader_options)
     session.judge()  # built and checked before the port is bound: a judge that cannot be made is an error here
     from citeaudit.desk import serve
 
     serve(session, host, port, open_browser=not no_open, allow_remote=allow_remote)
 
 
-def desk_session(inputs, judge_name: str | None = None, store: str | None = None):
+def desk_session(inputs, judge_name: str | None = None, store: str | None = None, source_format: str = "citeaudit",
+                 reader_options: tuple[str, ...] = ()):
     from citeaudit.desk import DeskSession
 
+    parse_reader_options(reader_options, source_format)  # a bad --option is refused before anything is read
+    if source_format != "citeaudit":
+        if not inputs:
+            raise click.UsageError(f"--from {source_format} reads the files given: name them")
+        return _cases_session(inputs, judge_name, store, source_format, reader_options)
     if not inputs:
         from citeaudit.examples import EXAMPLE_FILES, load_example
 
@@ -57,8 +65,19 @@ def desk_session(inputs, judge_name: str | None = None, store: str | None = None
         fixed = None if live and rebuilt.spec.labels_only else (rebuilt.judge or replay.judge)
         return DeskSession(log.cases, rebuilt.spec or "curated", store, log.settings.to_settings(), source=inputs[0],
                            judge=fixed, recorded=replay.store, judge_status=JudgeStatus(live, rebuilt.note))
-    cases = [rc.case for rc in load_inputs(inputs)]
-    return DeskSession(cases, judge_name or "curated", store, source=", ".join(inputs))
+    return _cases_session(inputs, judge_name, store)
+
+
+def _cases_session(inputs, judge_name, store, source_format: str = "citeaudit", reader_options=()):
+    """The desk on case files, citeaudit's or another tool's, read as `score --from` reads them."""
+    from citeaudit.desk import DeskSession
+    from citeaudit.metrics import Settings
+
+    reading = reading_for("citeaudit", None, source_format)
+    cases = [rc.case for rc in load_inputs(inputs, reading, source_format, reader_options=reader_options)]
+    source = ", ".join(inputs) + ("" if source_format == "citeaudit" else f" (--from {source_format})")
+    return DeskSession(cases, judge_name or "curated", store, Settings(invalid_citations=reading.invalid_citations),
+                       source=source)
 
 
 commands = [desk]

@@ -7,7 +7,8 @@ import json
 import click
 
 from citeaudit.errors import JudgeError
-from citeaudit.cli.common import JUDGE_HELP, DETAILS, check_destinations, emit, echo_text, read_log
+from citeaudit.cli.common import (JUDGE_HELP, DETAILS, check_destinations, emit, echo_text, load_inputs,
+                                  parse_reader_options, read_log, reader_options)
 
 
 @click.command()
@@ -83,24 +84,35 @@ def compare(run_a, run_b, a_system, b_system, fmt, allow_mismatch, details):
 
 @click.command()
 @click.argument("run", type=click.Path(dir_okay=False))
-@click.option("--sources", "sources", type=click.Path(dir_okay=False), required=True,
-              help="current sources: a case file, a JSON list of documents, or {\"sources\": [...]}")
+@click.option("--sources", "sources", type=click.Path(), required=True,
+              help="the current sources: a case file (each case's complete sources), or an update matched by "
+                   "document id: a JSON list of documents, or {\"sources\": [...], \"removed\": [ids], "
+                   "\"cases\": {CASE_ID: {...}}} (docs/runs.md)")
 @click.option("--rejudge", is_flag=True, help="judge the affected claims again against the current passages")
 @click.option("--judge", "judge_name", default="curated", show_default=True, help=JUDGE_HELP)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def review(run, sources, rejudge, judge_name, fmt):
+@reader_options("--sources")
+def review(run, sources, rejudge, judge_name, fmt, source_format, reader_options):
     """List every answer and claim whose cited passage changed, vanished or moved since RUN."""
     from citeaudit.judges import make_judge
-    from citeaudit.run.review import format_review, rejudge as do_rejudge, review as do_review
+    from citeaudit.run.review import (CurrentSources, format_review, read_current_sources, rejudge as do_rejudge,
+                                      review as do_review)
     from citeaudit.run.log import resolved_cases
 
+    parse_reader_options(reader_options, source_format)  # a bad --option is refused before anything is read
+    if source_format == "citeaudit":
+        current = read_current_sources(sources)
+    else:
+        current = CurrentSources.of_cases(sources, load_inputs([sources], fmt=source_format,
+                                                               reader_options=reader_options))
     log = read_log(run)
-    changes = do_review(log, sources)
+    changes = do_review(log, current)
+    unmatched = current.unmatched(log.cases)
+    if unmatched:
+        echo_text(f"citeaudit: review: {len(unmatched)} document(s) of {sources} are in no case of the run, left "
+                  f"out: {', '.join(map(repr, unmatched[:10]))}{' …' if len(unmatched) > 10 else ''}", err=True)
     if rejudge and changes:
-        from citeaudit.files.loading import parse_cases
-
-        current = parse_cases(sources, open(sources, encoding="utf-8").read()) if _is_case_file(sources) else []
-        do_rejudge(changes, log, sources, make_judge(judge_name, [*resolved_cases(log), *current]))
+        do_rejudge(changes, log, current, make_judge(judge_name, [*resolved_cases(log), *current.labelled_cases()]))
     if fmt == "json":
         click.echo(json.dumps([{
             "case": ch.case, "passage": ch.passage, "status": ch.status, "detail": ch.detail,
@@ -113,15 +125,6 @@ def review(run, sources, rejudge, judge_name, fmt):
     failed = [c for ch in changes for c in ch.claims if c.rejudge_error]
     if failed:
         raise JudgeError(f"{len(failed)} affected claim(s) could not be judged again (listed above)")
-
-
-def _is_case_file(path: str) -> bool:
-    try:
-        data = json.loads(open(path, encoding="utf-8").read())
-    except (OSError, json.JSONDecodeError):
-        return False
-    first = data[0] if isinstance(data, list) and data else data
-    return isinstance(first, dict) and "question" in first
 
 
 commands = [report, compare, review]

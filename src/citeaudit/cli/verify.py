@@ -1,6 +1,7 @@
 """`citeaudit verify CASE_OR_ANSWER`: deliver, revise or abstain, with the supported answer and the gaps.
 
     citeaudit verify cases.json --answer A [--judge J] [--store S] [--policy P] [--format text|json] [--out LOG]
+    citeaudit verify checking.json --from ragchecker --answer CASE/response [...]
     citeaudit verify answer.txt --sources passages.json [...]
 
 Exit codes: 0 deliver, 1 revise, 4 abstain; 2 bad input and 3 a judge failure, as everywhere.
@@ -12,9 +13,10 @@ from pathlib import Path
 
 import click
 
-from citeaudit.cli.common import echo_text
+from citeaudit.cli.common import echo_text, load_inputs, parse_reader_options, reader_options
 
 ANSWER_SUFFIXES = (".txt", ".md")
+SHOWN_ANSWERS = 20  # answers named in a message about --answer; a file of another tool's may hold thousands
 
 
 def _read_sources(path: str):
@@ -29,14 +31,16 @@ def _read_sources(path: str):
 
 
 def _pick(cases, wanted: str | None):
-    """The (case, answer id) that --answer names (`ID` or `CASE/ID`); the only answer when not given."""
-    pairs = [(rc, a.id) for rc in cases for a in rc.case.answers]
-    if wanted is not None:
-        case_id, slash, answer_id = wanted.rpartition("/")
-        pairs = [(rc, a) for rc, a in pairs if a == answer_id and (not slash or rc.id == case_id)]
+    """The (case, answer id) that --answer names: `ID`, or `CASE/ID` (either may hold a slash itself, as
+    other tools' ids do); the only answer when not given."""
+    every = [(rc, a.id) for rc in cases for a in rc.case.answers]
+    pairs = every if wanted is None else [(rc, a) for rc, a in every if wanted in (a, f"{rc.id}/{a}")]
     if len(pairs) == 1:
         return pairs[0]
-    shown = ", ".join(f"{rc.id}/{a}" for rc, a in [(rc, a.id) for rc in cases for a in rc.case.answers])
+    listed = pairs or every
+    shown = ", ".join(f"{rc.id}/{a}" for rc, a in listed[:SHOWN_ANSWERS])
+    if len(listed) > SHOWN_ANSWERS:
+        shown += f", … ({len(listed) - SHOWN_ANSWERS} more)"
     if not pairs:
         raise click.BadParameter(f"no answer {wanted!r}; answers: {shown or 'none'}", param_hint="--answer")
     raise click.BadParameter(f"{'several answers match' if wanted else 'the file holds several answers'}: "
@@ -44,7 +48,7 @@ def _pick(cases, wanted: str | None):
 
 
 @click.command("verify")
-@click.argument("case_or_answer", type=click.Path(dir_okay=False, exists=True))
+@click.argument("case_or_answer", type=click.Path(exists=True))
 @click.option("--answer", "answer_id", help="the answer to verify in a case file: ID or CASE/ID "
                                              "(needed when the file holds several)")
 @click.option("--sources", "sources_path", type=click.Path(dir_okay=False, exists=True),
@@ -57,14 +61,16 @@ def _pick(cases, wanted: str | None):
               help="what counts: partial=supported|unsupported, max_unsupported=SHARE (comma-separated)")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--out", "out", type=click.Path(dir_okay=False), help="write the run log of the verification here")
+@reader_options("the case file")
 @click.pass_context
-def verify_cmd(ctx, case_or_answer, answer_id, sources_path, judge_name, store, policy_text, fmt, out):
+def verify_cmd(ctx, case_or_answer, answer_id, sources_path, judge_name, store, policy_text, fmt, out, source_format,
+               reader_options):
     """Decide whether an answer can go out: deliver (every claim supported), revise (some are not) or
     abstain (none is). Prints the decision, the answer as its sources support it, and each gap with the
     best evidence found and why it falls short.
 
-    CASE_OR_ANSWER is a case file (JSON or JSONL; pick the answer with --answer) or a text file holding a
-    raw answer with citation markers, verified against --sources.
+    CASE_OR_ANSWER is a case file (JSON or JSONL, or another tool's file with --from; pick the answer with
+    --answer) or a text file holding a raw answer with citation markers, verified against --sources.
 
     Exit codes: 0 deliver, 1 revise, 4 abstain, 2 bad input, 3 a judge could not judge.
     """
@@ -75,20 +81,25 @@ def verify_cmd(ctx, case_or_answer, answer_id, sources_path, judge_name, store, 
     for option, path in (("--out", out), ("--store", store)):
         if path:
             check_destination(path, option)
-    is_text = Path(case_or_answer).suffix.lower() in ANSWER_SUFFIXES or sources_path is not None
+    other_format = source_format != "citeaudit"
+    parse_reader_options(reader_options, source_format)  # a bad --option is refused before any work
+    if other_format and sources_path:
+        raise click.UsageError("--from reads a case file in another tool's format, which holds its own sources; "
+                               "--sources goes with an answer given as text")
+    is_text = not other_format and (Path(case_or_answer).suffix.lower() in ANSWER_SUFFIXES or sources_path is not None)
     if is_text:
         if sources_path is None:
             raise click.UsageError("an answer given as text needs --sources")
+        if Path(case_or_answer).is_dir():
+            raise click.BadParameter(f"{case_or_answer} is a folder, not an answer", param_hint="CASE_OR_ANSWER")
         text = Path(case_or_answer).read_text(encoding="utf-8")
         result = verify({"id": answer_id or Path(case_or_answer).stem, "text": text}, _read_sources(sources_path),
                         judge_name, policy, store=store)
     else:
-        from citeaudit.files.loading import load_cases
-
-        rc, chosen = _pick(load_cases([case_or_answer]), answer_id)
+        rc, chosen = _pick(load_inputs([case_or_answer], fmt=source_format, reader_options=reader_options), answer_id)
         result = verify_case(rc, chosen, judge_name, policy, store=store)
     if out:
-        result.write_log(out, inputs=[p for p in (case_or_answer, sources_path) if p])
+        result.write_log(out, inputs=[p for p in (case_or_answer, sources_path) if p], reader=source_format)
         click.echo(f"run log written to {out}", err=True)
     if fmt == "json":
         click.echo(result.model_dump_json(indent=2))

@@ -166,20 +166,21 @@ class Verification(BaseModel):
     def supported_count(self) -> int:
         return sum(c.supported for c in self.claims)
 
-    def runlog(self, inputs: Sequence[str | Path] = ()):
-        """The run log of this verification (an ordinary run log, with the search budget when one was used)."""
+    def runlog(self, inputs: Sequence[str | Path] = (), reader: str = "citeaudit"):
+        """The run log of this verification (an ordinary run log, with the search budget when one was used);
+        `reader`: the format the inputs were read as (another tool's, for `verify --from`)."""
         from citeaudit.run.log import build_runlog
 
         if self._report is None or self._judgments is None:
             raise InputError([Problem("verification", None, "", "this verification was not made here "
                                                                  "(read from JSON): it has no run log")])
-        log = build_runlog(self._report, self._judgments, inputs=list(inputs))
+        log = build_runlog(self._report, self._judgments, inputs=list(inputs), reader=reader)
         return log.model_copy(update={"search": self.search}) if self.search is not None else log
 
-    def write_log(self, path: str | Path, inputs: Sequence[str | Path] = ()) -> None:
+    def write_log(self, path: str | Path, inputs: Sequence[str | Path] = (), reader: str = "citeaudit") -> None:
         from citeaudit.run.log import write_runlog
 
-        write_runlog(path, self.runlog(inputs))
+        write_runlog(path, self.runlog(inputs, reader))
 
     def render(self) -> str:
         """The decision, the supported answer and the gaps, as text for a terminal."""
