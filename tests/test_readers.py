@@ -68,7 +68,7 @@ def _without_metadata(case: dict) -> dict:
 def test_every_reader_is_registered_with_its_options():
     assert list(READERS) == ["alce", "ragchecker", "ragas", "expertqa"]
     assert list(reader_options("alce")) == ["system", "keep_prompt"]
-    assert list(reader_options("ragchecker")) == ["system", "source_ids"]
+    assert list(reader_options("ragchecker")) == ["system", "source_ids", "cite"]
     assert list(reader_options("ragas")) == ["system", "id_field", "split"]
     assert list(reader_options("expertqa")) == []
 
@@ -302,6 +302,204 @@ def test_ragchecker_malformed_results_are_all_reported(tmp_path):
         *malformed_3,
     ]
     assert _problems("ragchecker", path, source_ids="position") == malformed_3
+
+
+# RAGChecker's reading (option cite): responses without markers, read as citing every retrieved context or
+# as RAGChecker's own claims citing the contexts its checker found to entail them.
+
+E, N_, C_ = "Entailment", "Neutral", "Contradiction"
+
+
+def _checked(tmp_path, results: list[dict], name: str = "checked.json") -> Path:
+    """A RAGChecker output file: the results with RAGChecker's indentation."""
+    path = tmp_path / name
+    path.write_text(json.dumps({"results": results, "metrics": {}}, indent=2))
+    return path
+
+
+def _pilot_result(**checks) -> dict:
+    """The Eco pilot result of ragchecker_input.json, with the fields RAGChecker's checking adds."""
+    result = json.loads(RAGCHECKER_IN.read_text(encoding="utf-8"))["results"][1]
+    return {**result, **checks}
+
+
+def _cited(case) -> list[tuple[str, str, list[str]]]:
+    """(kind, text, citations) of every claim statement of a resolved case's one answer."""
+    [answer] = case.case.answers
+    return [(st.kind, st.text, st.citations) for st in answer.statements]
+
+
+def test_ragchecker_default_reading_is_unchanged():
+    """cite=markers is the default: the cases are the same as without the option, with no note of it, and
+    a response without markers cites nothing."""
+    for path in (RAGCHECKER_IN, RAGCHECKER_OUT):
+        assert read("ragchecker", str(path), cite="markers") == read("ragchecker", str(path))
+        assert all("cite" not in r.case["metadata"] for r in read("ragchecker", str(path)))
+    [_, pilot] = load_cases([RAGCHECKER_IN], Reading(invalid_citations="count"), "ragchecker", cite="markers")
+    assert _cited(pilot) == [("claim", "The pilot ran for 30 days.", [])]
+    assert pilot.cited_by is None
+
+
+def test_ragchecker_cite_all_cites_every_context_from_every_claim(tmp_path):
+    reading = Reading(invalid_citations="count")
+    manuals, pilot = load_cases([RAGCHECKER_IN], reading, "ragchecker", cite="all")
+    assert _cited(pilot) == [("claim", "The pilot ran for 30 days.", ["000", "001"])]
+    # markers written in the response are overruled: every claim cites every context, in retrieved order
+    assert _cited(manuals) == [("claim", "The continuous limit is 80 °C.", ["000", "001"]),
+                               ("claim", "Older manuals said 100 °C.", ["000", "001"])]
+    assert (pilot.cited_by, pilot.case.metadata["cite"]) == ("ragchecker-all", "all")
+    # a statement that claims nothing cites nothing; each claim of a split statement cites every context,
+    # whatever its own markers named
+    path = _checked(tmp_path, [_pilot_result(
+        response="Sure! The pilot ran for 30 days [000], and the P7 offers an Eco mode [001].")])
+    [case] = load_cases([path], reading, "ragchecker", cite="all")
+    [greeting, pilot_claims] = case.case.answers[0].statements
+    assert (greeting.kind, greeting.citations) == ("other", [])
+    assert [c.text for c in pilot_claims.atomic_claims()] == ["The pilot ran for 30 days", "the P7 offers an Eco mode"]
+    assert {tuple(c.citations) for c in pilot_claims.atomic_claims()} == {("000", "001")}
+
+
+def test_ragchecker_cite_entailed_reads_ragcheckers_claims_and_checks(tmp_path):
+    # as RAGChecker lays it out: retrieved2response[claim][context]; a claim is a triplet or a text
+    path = _checked(tmp_path, [_pilot_result(
+        response_claims=[["pilot", "ran for", "30 days"], "The P7 offers an Eco mode.", ["pilot", "cost", "nothing"]],
+        retrieved2response=[[E, N_], [E, E], [N_, C_]])])
+    [record] = read("ragchecker", str(path), cite="entailed")
+    assert record.case["answers"] == [{
+        "id": "response", "system": "checked", "text": "The pilot ran for 30 days.",  # shown and exported as given
+        "statements": [{"id": "c1", "text": "pilot ran for 30 days", "citations": ["000"]},
+                       {"id": "c2", "text": "The P7 offers an Eco mode.", "citations": ["000", "001"]},
+                       {"id": "c3", "text": "pilot cost nothing", "citations": []}]}]  # no context entails it
+    assert record.case["metadata"]["cite"] == "entailed"
+    # the checker's verdicts as curated labels: every part of a cited set a citation measure asks about
+    full = "RAGChecker's checker: each of these contexts entails the claim"
+    assert [(label["claim"], label["passages"], label["label"], label["explanation"])
+            for label in record.case["labels"]] == [
+        ("pilot ran for 30 days", ["000"], "full", full),
+        ("The P7 offers an Eco mode.", ["000", "001"], "full", full),
+        ("The P7 offers an Eco mode.", ["000"], "full", full),
+        ("The P7 offers an Eco mode.", ["001"], "full", full)]
+    [case] = load_cases([path], Reading(invalid_citations="count"), "ragchecker", cite="entailed")
+    assert case.cited_by == "ragchecker-entailed" and not case.parsed  # RAGChecker's claims, not the parser's
+    # RAGChecker found no claim: the response claims nothing
+    path = _checked(tmp_path, [_pilot_result(response_claims=[], retrieved2response=[])], "none.json")
+    [record] = read("ragchecker", str(path), cite="entailed")
+    assert record.case["answers"][0]["statements"] == [{"text": "The pilot ran for 30 days.", "kind": "other"}]
+    # the fixture, by position: its one claim cites the context the checker found to entail it
+    [record] = read("ragchecker", str(RAGCHECKER_OUT), cite="entailed")
+    assert record.case["answers"][0]["statements"] == [{"id": "c1", "text": "pilot ran for 30 days",
+                                                         "citations": ["1"]}]
+
+
+def test_ragchecker_cite_entailed_needs_ragcheckers_checks(tmp_path):
+    """A checking input has no claims to read: one located problem for the file; an output missing them in
+    some results, or with tables of the wrong shape, a problem at each field."""
+    hint = ("cite=entailed reads the claims and entailment checks of RAGChecker's output (response_claims, "
+            "retrieved2response); read a checking input with cite=all or cite=markers")
+    assert _problems("ragchecker", RAGCHECKER_IN, cite="entailed") == [
+        f"{RAGCHECKER_IN}:2: results: no result has response_claims or retrieved2response: {hint}"]
+    assert _problems("ragchecker", RAGCHECKER_IN, cite="claims") == [
+        f"{RAGCHECKER_IN}: option cite='claims': expected one of markers, all, entailed"]
+    good = {"response_claims": [["pilot", "ran for", "30 days"]], "retrieved2response": [[E, N_]]}
+    path = _checked(tmp_path, [
+        _pilot_result(**good),
+        _pilot_result(query_id="unchecked", response_claims=good["response_claims"]),
+        # transposed: one list per context, as an older fixture had it
+        _pilot_result(query_id="transposed", response_claims=good["response_claims"], retrieved2response=[[E], [N_]]),
+        _pilot_result(query_id="short", response_claims=good["response_claims"], retrieved2response=[[E]]),
+        _pilot_result(query_id="odd", response_claims=[7, ["", " "]], retrieved2response=[[E, N_], [E, 1]]),
+    ])
+    text = path.read_text()
+
+    def line_of(needle: str, n: int) -> int:  # the line of the needle's n-th occurrence (from 0)
+        at = -1
+        for _ in range(n + 1):
+            at = text.index(needle, at + 1)
+        return text.count("\n", 0, at) + 1
+
+    unchecked = _line(text, '"query_id": "unchecked"') - 1
+    transposed, short, odd = (line_of('"retrieved2response"', n) for n in (1, 2, 3))
+    claims = line_of('"response_claims"', 4)
+    assert _problems("ragchecker", path, cite="entailed") == [
+        f"{path}:{unchecked}: results[1].retrieved2response: field required: {hint}",
+        f"{path}:{transposed}: results[2].retrieved2response: expected one list of labels per response claim (1), "
+        "got 2",
+        f"{path}:{short + 1}: results[3].retrieved2response[0]: expected one label per retrieved context (2), got 1",
+        f"{path}:{claims + 1}: results[4].response_claims[0]: expected a claim: a text, or a list of texts (a triplet)",
+        f"{path}:{claims + 2}: results[4].response_claims[1]: empty claim",
+        f"{path}:{odd + 7}: results[4].retrieved2response[1][1]: expected a text, got a number",
+    ]
+
+
+def _support(path, judge: str, **options) -> tuple[list[tuple[int, int]], str | None]:
+    """Each answer's support (numerator, denominator) with `judge`, and the run signature's cite."""
+    from citeaudit import make_judge
+    from citeaudit.judges import Judgments
+    from citeaudit.metrics import score_cases
+
+    cases = load_cases([path], Reading(invalid_citations="count"), "ragchecker", **options)
+    report = score_cases(cases, Judgments(make_judge(judge, cases)))
+    ratios = [a.ratios()["support"] for a in report.answers]
+    return [(r.numerator, r.denominator) for r in ratios], report.run_signature.cite
+
+
+def test_ragchecker_fixture_read_as_entailed_replays_ragcheckers_verdicts():
+    """With the curated judge, support is RAGChecker's faithfulness: the fixture's one claim is entailed."""
+    assert _support(RAGCHECKER_OUT, "curated", cite="entailed") == ([(1, 1)], "ragchecker-entailed")
+
+
+def test_ragchecker_response_without_markers_read_as_citing_all_is_supported_by_the_model_judge(tmp_path):
+    pytest.importorskip("onnxruntime")
+    path = _checked(tmp_path, [_pilot_result(
+        response="The Eco pilot observed P7 machines for 30 days. The P7 offers an Eco operating mode.")])
+    assert _support(path, "model") == ([(0, 2)], None)  # uncited, as by default
+    assert _support(path, "model", cite="all") == ([(2, 2)], "ragchecker-all")
+
+
+def test_ragchecker_reading_is_recorded_in_the_run_log_and_rescored_with_it(runner, tmp_path):
+    pytest.importorskip("onnxruntime")
+    from citeaudit.cli import main
+    from citeaudit.run.log import read_runlog, rescore
+
+    logs = {}
+    for cite, name in (("markers", "markers.json"), ("all", "all.json"), ("all", "streamed.jsonl")):
+        out = tmp_path / name
+        result = runner.invoke(main, ["score", "--from", "ragchecker", str(RAGCHECKER_IN), "--option", f"cite={cite}",
+                                      "--metrics", "support", "--judge", "model", "--out", str(out)])
+        assert result.exit_code == 0, result.output
+        logs[name] = read_runlog(out)
+    for name in ("all.json", "streamed.jsonl"):  # a run log in one document, and one written as cases are scored
+        assert logs[name].signature.cite == "ragchecker-all"
+        assert "|cite:ragchecker-all|" in logs[name].results.summary.all["support"].signature
+        report, _ = rescore(logs[name])
+        assert report.run_signature == logs[name].signature
+    # the default reading's log is as logs were: no cite field at all
+    assert logs["markers.json"].signature.cite is None
+    assert "cite" not in json.loads((tmp_path / "markers.json").read_text())["signature"]
+    # two runs that read the responses differently are not compared silently
+    result = runner.invoke(main, ["compare", str(tmp_path / "markers.json"), str(tmp_path / "all.json")])
+    assert result.exit_code == 2
+    assert "citations given by the reader: A none · B ragchecker-all" in result.stderr
+
+
+def test_ragchecker_read_as_entailed_exports_back_to_ragcheckers_shape(runner, tmp_path):
+    """Read with cite=entailed, scored (curated: RAGChecker's verdicts), exported --to ragchecker: each result's
+    own fields come back as read, and its faithfulness as support."""
+    from citeaudit.cli import main
+
+    original = [_pilot_result(response_claims=[["pilot", "ran for", "30 days"], ["pilot", "cost", "nothing"]],
+                              retrieved2response=[[E, N_], [N_, N_]])]
+    path = _checked(tmp_path, original)
+    run, exported = tmp_path / "run.json", tmp_path / "ragchecker.json"
+    result = runner.invoke(main, ["score", "--from", "ragchecker", str(path), "--option", "cite=entailed",
+                                  "--out", str(run)])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(main, ["export", str(run), "--to", "ragchecker", "-o", str(exported)])
+    assert result.exit_code == 0, result.output
+    [back] = json.loads(exported.read_text())["results"]
+    kept = ("query_id", "query", "gt_answer", "response", "retrieved_context")
+    assert {k: back[k] for k in kept} == {k: original[0][k] for k in kept}
+    assert back["metrics"]["support"] == 0.5
 
 
 # --- RAGAS ----------------------------------------------------------------------------------------

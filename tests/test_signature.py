@@ -34,6 +34,10 @@ MODEL = "model:judge-v1[onnx:judge-v1@1#abc|max=256|map=full=full]|guard=on|cal=
     # retrieval does not depend on how answers were parsed
     (CURATED.model_copy(update={"parser": "citeaudit-parse@1+pysbd-0.3.4", "claims": "rule@1"}), "recall@1",
      "recall@1|gold:documents|version:0.1.0"),
+    # a reader said what the answers cite: every answer measure names it, retrieval does not
+    (CURATED.model_copy(update={"cite": "ragchecker-entailed"}), "citation_presence",
+     "citation_presence|cite:ragchecker-entailed|agg:sum|version:0.1.0"),
+    (CURATED.model_copy(update={"cite": "ragchecker-all"}), "recall@1", "recall@1|gold:documents|version:0.1.0"),
 ])
 def test_rendered_as_the_strings_printed_under_figures(signature, measure, rendered):
     assert signature.render(measure) == rendered
@@ -47,6 +51,14 @@ def test_a_rendered_signature_parses_back_even_when_the_judge_holds_separators()
                       "agg": "sum", "version": "0.1.0"}
     with pytest.raises(ValueError, match="not a citeaudit signature"):
         parse_rendered("support|whatever")
+
+
+def test_the_citing_reading_parses_back_and_is_left_out_of_a_dump_without_it():
+    sig = CURATED.model_copy(update={"cite": "ragchecker-all"})
+    assert parse_rendered(sig.render("support"))[1]["cite"] == "ragchecker-all"
+    assert Signature.model_validate(json.loads(sig.model_dump_json())) == sig
+    assert "cite" not in CURATED.model_dump()  # logs without a citing reading are as they were
+    assert CURATED.differences(sig) == [("cite", None, "ragchecker-all")]
 
 
 def test_differences_name_each_field_that_changes_figures_and_not_the_version():

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from citeaudit.errors import DeskError, JudgeError, validation_problems
 from citeaudit.judges import Judge, Judgments, JudgeSpec, JudgmentStore, MemoryStore, Request, parse_judge, run_judge
 from citeaudit.metrics import ClaimResult, Report, Settings
+from citeaudit.metrics.scoring import cited_by_of
 from citeaudit.run.pipeline import case_report
 from citeaudit.metrics import names as N
 from citeaudit.records import LABELS, Case, Judgment
@@ -101,9 +102,10 @@ class SessionStore:
 def combine(reports: list[Report], settings: Settings) -> Report:
     """One report of several cases, from each case's own (scoring treats every case on its own)."""
     first = reports[0]
-    return Report([rc for r in reports for rc in r.cases], [a for r in reports for a in r.answers],
+    cases = [rc for r in reports for rc in r.cases]
+    return Report(cases, [a for r in reports for a in r.answers],
                   {k: v for r in reports for k, v in r.retrieval.items()}, first.judge_signature, settings,
-                  first.parsing)
+                  first.parsing, cited_by_of(cases))
 
 
 class DeskSession:

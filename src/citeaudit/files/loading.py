@@ -185,14 +185,16 @@ def _resolve_record(file: str, record: Any, shown: tuple[str | int, ...], line_o
 def read_other_format(fmt: str, path: str, reading: Reading, **options: Any) -> list[ResolvedCase]:
     """Cases from another tool's file (ALCE, RAGChecker, RAGAS, ExpertQA: readers/), validated and
     resolved like citeaudit's own, each problem located at the original record's line."""
-    from citeaudit.files.readers import read
+    from citeaudit.files.readers import READERS, read
 
     records = read(fmt, path, **options)
 
     def line_of(line: int | None) -> Callable[..., int | None]:
         return lambda path=(): line
 
-    return _resolved(path, [(r.case, _shown(r.where), line_of(r.line)) for r in records], [], reading)
+    cases = _resolved(path, [(r.case, _shown(r.where), line_of(r.line)) for r in records], [], reading)
+    finish = READERS[fmt].resolved
+    return [finish(rc) for rc in cases] if finish else cases
 
 
 def _shown(where: str) -> tuple[str | int, ...]:

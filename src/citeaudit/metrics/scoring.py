@@ -11,7 +11,7 @@ for (a citation's "without" check only when it fails "alone", as ALCE does).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -425,6 +425,12 @@ def label_totals(total: Counter) -> dict[str, int]:
     return out
 
 
+def cited_by_of(cases: Iterable[ResolvedCase]) -> str | None:
+    """The readings that said what these cases' answers cite (the signature's `cite`), or None when every
+    answer says it itself."""
+    return "+".join(sorted({rc.cited_by for rc in cases} - {None})) or None
+
+
 @dataclass
 class Report:
     """Everything one scoring run produced: per-case retrieval, per-answer results, summaries."""
@@ -435,6 +441,7 @@ class Report:
     judge_signature: str
     settings: Settings
     parsing: Parsing | None = None
+    cited_by: str | None = None  # `cited_by_of(cases)`: a reading that gave the answers their citations
 
     @property
     def run_signature(self) -> Signature:
@@ -442,6 +449,7 @@ class Report:
         return Signature(judge=self.judge_signature,
                          parser=self.parsing.parser if self.parsing else None,
                          claims=self.parsing.claims if self.parsing else None,
+                         cite=self.cited_by,
                          nocite="0" if self.settings.no_citation_precision == "zero" else "n/a",
                          conventions=self.settings.conventions,
                          invalid=self.settings.invalid_citations,
@@ -499,7 +507,8 @@ def score_cases(cases: Sequence[ResolvedCase], judgments: JudgmentSource, settin
             if progress:
                 progress(1)
     retrieval = {rc.id: retrieval_ratios(rc, settings) for rc in cases}
-    return Report(list(cases), answers, retrieval, judgments.signature, settings, parsing or Parsing.of(cases, settings))
+    return Report(list(cases), answers, retrieval, judgments.signature, settings, parsing or Parsing.of(cases, settings),
+                  cited_by_of(cases))
 
 
 def plan_requests(cases: Sequence[ResolvedCase], settings: Settings = Settings()) -> list[Request]:

@@ -9,21 +9,22 @@ can change that measure (sacrebleu's habit):
 
 `parse` and `claims` appear only when some answer was given as raw text, so that the parser and the
 claim splitter decided what the statements and claims are; for answers given as statements they
-change nothing and are left out.
+change nothing and are left out. `cite` appears only when a reader, not the answers, said what they
+cite (`cite:ragchecker-all`: RAGChecker responses read as citing every retrieved context).
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from citeaudit.metrics import names as N
 
 # Fields that change figures: two runs that differ in one of these are not compared silently.
-FIGURE_FIELDS = ("judge", "parser", "claims", "nocite", "conventions", "invalid", "missing")
+FIGURE_FIELDS = ("judge", "parser", "claims", "cite", "nocite", "conventions", "invalid", "missing")
 # The keys of a rendered signature, in order, after the measure name.
-_KEYS = ("judge", "parse", "claims", "conv", "invalid", "missing", "nocite", "gold", "agg", "version")
+_KEYS = ("judge", "parse", "claims", "cite", "conv", "invalid", "missing", "nocite", "gold", "agg", "version")
 
 
 class Signature(BaseModel):
@@ -34,6 +35,9 @@ class Signature(BaseModel):
     judge: str
     parser: str | None = None  # e.g. citeaudit-parse@1+pysbd-0.3.4, when answers were parsed from text
     claims: str | None = None  # the claim splitter then used, e.g. rule@1
+    # Who said what the answers cite, when not the answers themselves: a reader's reading, e.g.
+    # ragchecker-all. Left out of a dump when absent, so that older logs read and hash as they did.
+    cite: str | None = Field(default=None, exclude_if=lambda v: v is None)
     nocite: Literal["0", "n/a"] = "n/a"  # precision of an answer without citations (ALCE: 0)
     conventions: Literal["citeaudit", "alce"] = "citeaudit"  # whose rules read and score the answers
     invalid: Literal["error", "count"] = "error"  # citations naming no passage: refused, or counted
@@ -48,6 +52,8 @@ class Signature(BaseModel):
             parts.append(f"judge:{self.judge}")
         if at_k is None and self.parser is not None:
             parts += [f"parse:{self.parser}", f"claims:{self.claims}"]
+        if at_k is None and self.cite is not None:
+            parts.append(f"cite:{self.cite}")
         # Printed only when not the default, so that default signatures read as they always have.
         if at_k is None and self.conventions != "citeaudit":
             parts.append(f"conv:{self.conventions}")

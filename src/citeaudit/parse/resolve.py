@@ -51,6 +51,13 @@ class ResolvedCase:
     def id(self) -> str:
         return self.case.id
 
+    @property
+    def cited_by(self) -> str | None:
+        """Who said what the answers cite, when their own text does not: the reader and its reading as the
+        reader noted them in the case's metadata (`from`, `cite`), e.g. `ragchecker-all`; None otherwise."""
+        reader, reading = self.case.metadata.get("from"), self.case.metadata.get("cite")
+        return f"{reader}-{reading}" if isinstance(reader, str) and isinstance(reading, str) else None
+
     def cited(self, ids: list[str]) -> tuple[SourcePassage, ...]:
         return tuple(map(self.passages.__getitem__, ids))
 

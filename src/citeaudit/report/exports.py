@@ -186,8 +186,10 @@ def _ragchecker_result(case: Any, answer: Any, retrieval: Mapping[str, Any]) -> 
 
 
 def _gt_answer(case: Any) -> str:
-    """The reference answer a reader kept from the original data, else the required facts, in order."""
-    kept = case.metadata.get("gt_answer")
+    """The reference answer a reader kept from the original data (the ragchecker reader keeps it among
+    the original `fields`), else the required facts, in order."""
+    fields = case.metadata.get("fields")
+    kept = case.metadata.get("gt_answer", fields.get("gt_answer") if isinstance(fields, dict) else None)
     return kept if isinstance(kept, str) else " ".join(f.text for f in case.facts)
 
 

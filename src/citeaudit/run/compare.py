@@ -297,6 +297,7 @@ def _label_agreement(claims_a: dict[tuple[str, str], _Claim], claims_b: dict[tup
 
 
 _FIELD_NAMES = {"judge": "judge", "parser": "parser", "claims": "claim splitter",
+                "cite": "citations given by the reader",
                 "nocite": "precision without citations", "conventions": "conventions",
                 "invalid": "invalid citations", "missing": "unlabelled pairs"}
 

@@ -35,8 +35,8 @@ from citeaudit.files.destinations import temporary_beside
 from citeaudit.files.loading import each_case, each_checked_case
 from citeaudit.metrics import Settings, plan_requests
 from citeaudit.metrics.ratio import Ratio
-from citeaudit.metrics.scoring import (AnswerResult, FigureSums, Parsing, Report, add_ratios, label_totals, retrieval_ratios,
-                              score_answer)
+from citeaudit.metrics.scoring import (AnswerResult, FigureSums, Parsing, Report, add_ratios, cited_by_of, label_totals,
+                              retrieval_ratios, score_answer)
 from citeaudit.records import Judgment
 from citeaudit.run.results import AnswerRecord, CaseRecord, answer_json
 from citeaudit.parse.resolve import Reading, ResolvedCase
@@ -87,6 +87,7 @@ class Checked:
     cases: int = 0
     answers: int = 0
     parsed: bool = False
+    cited_by: set[str] = field(default_factory=set)  # the readings that gave answers their citations
     labels: LabelTable | None = None
 
 
@@ -125,6 +126,8 @@ def check_input(cases: Cases, folder: str, curated: bool,
             checked.cases += 1
             checked.answers += len(rc.case.answers)
             checked.parsed = checked.parsed or rc.parsed
+            if rc.cited_by:
+                checked.cited_by.add(rc.cited_by)
             if checked.labels is not None:
                 checked.labels.add(rc)
             if each is not None:
@@ -212,7 +215,7 @@ def score_case(rc: ResolvedCase, judgments, settings: Settings, report: Report, 
 def case_report(rc: ResolvedCase, judgments, settings: Settings) -> Report:
     """One case scored by the pipeline's step, as a report of its own: `verify` and the desk score one
     case at a time (the same figures `score_cases` gives)."""
-    report = Report([rc], [], {}, judgments.signature, settings, Parsing.of([rc], settings))
+    report = Report([rc], [], {}, judgments.signature, settings, Parsing.of([rc], settings), cited_by_of([rc]))
     scored = score_case(rc, judgments, settings, report, note_asked=False)
     report.answers.extend(scored.results)
     report.retrieval[rc.id] = scored.retrieval
@@ -253,12 +256,12 @@ class Run:
 
     def __init__(self, cases: Cases, settings: Settings, reading: Reading | None, folder: str,
                  checked: Checked, judgments: Judgments, parsing: Parsing | None,
-                 inputs: Sequence[str] = (), reader: str = "citeaudit"):
+                 inputs: Sequence[str] = (), reader: str = "citeaudit", cited_by: str | None = None):
         self.cases, self.settings, self.reading = cases, settings, reading
         self.folder, self.checked, self.judgments = folder, checked, judgments
         self.inputs, self.reader = list(inputs), reader
         # answers signature questions; its case and answer lists stay empty
-        self.report = Report([], [], {}, judgments.signature, settings, parsing)
+        self.report = Report([], [], {}, judgments.signature, settings, parsing, cited_by)
         self.summary = SummaryCounts(settings)
         self.scored_cases = self.scored_answers = 0
         self.note_asked = True  # whether each case's judgments are noted (`write` asks its outputs)
@@ -283,14 +286,14 @@ class Run:
             _remove(folder)
             raise
         return cls(cases, settings, reading, folder, checked, judgments, _parsing(checked.parsed, settings, reading),
-                   inputs, reader)
+                   inputs, reader, "+".join(sorted(checked.cited_by)) or None)
 
     @classmethod
     def replayed(cls, cases: Sequence[ResolvedCase], settings: Settings, judgments: Judgments,
                  parsing: Parsing | None) -> Run:
         """A run over cases already read and checked (a run log's), judged by `judgments`."""
         checked = Checked(len(cases), sum(len(rc.case.answers) for rc in cases), parsing is not None)
-        return cls(lambda: cases, settings, None, "", checked, judgments, parsing)
+        return cls(lambda: cases, settings, None, "", checked, judgments, parsing, cited_by=cited_by_of(cases))
 
     def __enter__(self) -> Run:
         return self

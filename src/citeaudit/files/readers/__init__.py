@@ -34,7 +34,9 @@ def read(fmt: str, path: str, **options: Any) -> list[ReadRecord]:
     """The cases in `path`, a file (or, for RAGAS, a saved dataset folder) in format `fmt`.
 
     Raises InputError listing every malformed row (file, line, field), an unknown option, or an
-    option value the reader does not take."""
+    option value the reader does not take. The cases are as the file gives them, before their raw
+    answers are parsed; what a reader does once they are (its `resolved`, e.g. the ragchecker reader's
+    cite=all) happens when they are loaded (`loading.load_cases(paths, reading, fmt, **options)`)."""
     reader = _reader(fmt, path)
     unknown = sorted(set(options) - set(reader.options))
     if unknown:

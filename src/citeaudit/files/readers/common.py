@@ -15,6 +15,8 @@ from typing import Any
 
 from citeaudit.errors import InputError, Problem, format_path
 from citeaudit.jsonio import MAX_DEPTH, JsonPiece, StrictJson, decode_error, read_text, refused
+from citeaudit.parse.resolve import ResolvedCase
+from citeaudit.records import Statement
 
 Path = tuple[str | int, ...]
 LineOf = Callable[[Path], "int | None"]
@@ -39,6 +41,25 @@ class Reader:
     description: str
     options: Mapping[str, str]
     read: Callable[..., list[ReadRecord]]  # read(path, **options)
+    # what the reader does to each case once it is resolved (its raw answers parsed), if anything
+    resolved: Callable[[ResolvedCase], ResolvedCase] | None = None
+
+
+def cite_every_passage(rc: ResolvedCase) -> ResolvedCase:
+    """The case with every claim of every answer citing every passage of the case, in order: the reading
+    of answers written without markers whose generator saw every passage. Statements that claim
+    nothing (abstentions, greetings, headings) still cite nothing."""
+    every = list(rc.passages)
+
+    def citing(st: Statement) -> Statement:
+        if st.kind != "claim":
+            return st
+        claims = None if st.claims is None else [c.model_copy(update={"citations": None}) for c in st.claims]
+        return st.model_copy(update={"citations": every, "claims": claims})
+
+    answers = [a.model_copy(update={"statements": [citing(st) for st in a.statements]}) for a in rc.case.answers]
+    rc.case = rc.case.model_copy(update={"answers": answers})
+    return rc
 
 
 # --- options -----------------------------------------------------------------------------------------
