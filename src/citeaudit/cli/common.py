@@ -145,11 +145,21 @@ def format_names() -> list[str]:
     return ["citeaudit", *READERS]
 
 
+def source_format_option(help_text: str):
+    """--from FORMAT: citeaudit's own format, or another tool's files read by a registered reader."""
+    return click.option("--from", "source_format", type=click.Choice(format_names()), default="citeaudit",
+                        show_default=True, help=help_text)
+
+
+# --option KEY=VALUE: what the --from reader is told (parse_reader_options checks them)
+reader_option = click.option("--option", "reader_options", multiple=True, metavar="KEY=VALUE",
+                             help="an option of the --from reader (repeatable; see docs/readers.md)")
+
+
 def input_options(command):
     """--from, --conventions, --invalid-citations, --labels, --option, --claims: how a command reads its case files."""
     options = [
-        click.option("--from", "source_format", type=click.Choice(format_names()), default="citeaudit", show_default=True,
-                     help="the input's format: citeaudit's cases, or another tool's files (docs/readers.md)"),
+        source_format_option("the input's format: citeaudit's cases, or another tool's files (docs/readers.md)"),
         click.option("--conventions", type=click.Choice(["citeaudit", "alce"]), default="citeaudit",
                      show_default=True,
                      help="alce: read and score answers exactly as ALCE's eval.py (docs/metrics.md)"),
@@ -159,8 +169,7 @@ def input_options(command):
         click.option("--labels", "labels_path", type=click.Path(dir_okay=False, exists=True),
                      help="human labels for the curated judge: labelled-pairs JSONL (the validate-judge format), "
                           "matched to each case's passages by id and text"),
-        click.option("--option", "reader_options", multiple=True, metavar="KEY=VALUE",
-                     help="an option of the --from reader (repeatable; see docs/readers.md)"),
+        reader_option,
         click.option("--claims", default="rule", show_default=True, metavar="SPEC",
                      help="who splits raw answers' statements into claims: rule, none, or openai:MODEL (a "
                           "language model; its splits are recorded in --store and replayed with --replay; "
@@ -238,9 +247,10 @@ def progress_bar(total: int, what: str):
         yield lambda n: bar.advance(task, n)
 
 
-def emit(results, signature, fmt: str, diagnosis=None, details: bool = False) -> None:
-    """Print a run's results (and its diagnosis, when given) as JSON, Markdown or a terminal table
-    (the summary and the answers with the lowest support; every answer with `details`)."""
+def emit(results, signature, fmt: str, diagnosis=None, details: bool = False, claims_judged: bool = True) -> None:
+    """Print a run's results (and its diagnosis, when given: `claims_judged` False when the run's
+    measures judged no claim) as JSON, Markdown or a terminal table (the summary and the answers with
+    the lowest support; every answer with `details`)."""
     from citeaudit.report.render import diagnosis_markdown, print_text, terminal_console, to_markdown
 
     if fmt == "json":
@@ -252,8 +262,9 @@ def emit(results, signature, fmt: str, diagnosis=None, details: bool = False) ->
         click.echo(json.dumps(data, ensure_ascii=False, indent=2))
     elif fmt == "markdown":
         text = to_markdown(results, signature)
-        echo_text(text + ("\n" + diagnosis_markdown(diagnosis) if diagnosis is not None else ""), nl=False)
+        echo_text(text + ("\n" + diagnosis_markdown(diagnosis, claims_judged) if diagnosis is not None else ""),
+                  nl=False)
     else:
         print_text(results, signature, terminal_console(), details=details)
         if diagnosis is not None:
-            echo_text(diagnosis_markdown(diagnosis), nl=False)
+            echo_text(diagnosis_markdown(diagnosis, claims_judged), nl=False)
