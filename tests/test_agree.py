@@ -426,5 +426,5 @@ def test_claims_a_rule_labelled_are_no_pair_and_are_counted_apart(tmp_path, runn
     result = agree(read_runlog(other), load_labels(curated), resamples=0)
     assert (result["n"], result["agree"], result["unlabelled_claims"], result["unlabelled_by_rule"]) == (2, 2, 2, 2)
     out = runner.invoke(main, ["agree", other, "--labels", curated]).output
-    assert ("claims of the run with no human label: 2 (2 of them cite nothing or name no passage: a rule labelled "
-            "them, no judge)") in out
+    assert ("claims of the run with no human label: 2\n  of which a rule labelled (they cite nothing, or name no "
+            "passage; no judge was asked): 2\n") in out

@@ -57,9 +57,9 @@ def render_text(result: dict[str, Any], run: str) -> str:
     named = ", ".join(unmatched[:SHOWN_IDS]) + (", ..." if len(unmatched) > SHOWN_IDS else "")
     by_rule = result["unlabelled_by_rule"]
     lines += ["", f"human labels that matched no claim: {len(unmatched)}" + (f" ({named})" if unmatched else ""),
-              f"claims of the run with no human label: {result['unlabelled_claims']}"
-              + (f" ({by_rule} of them cite nothing or name no passage: a rule labelled them, no judge)"
-                 if by_rule else ""), "",
+              f"claims of the run with no human label: {result['unlabelled_claims']}",
+              *([f"  of which a rule labelled (they cite nothing, or name no passage; no judge was asked): {by_rule}"]
+                if by_rule else []), "",
               f"intervals: bootstrap 95 % (percentile, {result['resamples']} resamples, seed {result['seed']})"]
     return "\n".join(lines) + "\n"
 
