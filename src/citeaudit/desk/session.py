@@ -248,7 +248,7 @@ class DeskSession:
             self._answer_index(case_id, answer_id)
             result = next(r for r in report.answers if r.answer_id == answer_id)
             answer = answer_json(report, result)
-            answer["metrics"] = {**_figures({}, N.ANSWER_MEASURES), **answer["metrics"]}
+            answer["metrics"] = {m: N.not_measured_json() for m in N.ANSWER_MEASURES} | answer["metrics"]
             for item in (*answer["statements"], *answer["claims"]):
                 item["text"] = clip_text(item["text"])
             answer["inspector"] = [self._inspector(rc, st, [c for c in answer["claims"] if c["statement"] == st["index"]])

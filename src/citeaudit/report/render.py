@@ -3,11 +3,10 @@ raw counts and a bootstrap interval, and every measure's signature is printed on
 (sacrebleu's footnote habit). Scoring and `report` render the same records, so a report never
 recomputes a figure: the intervals resample the per-answer counts the results keep.
 
-Both renderings put the summary first (one table per system), then the answers. A headline measure
-the run did not measure (`--metrics` chose others) has its row in each system's table, saying so.
-Markdown carries
+Both renderings put the summary first (one table per system), then the answers. Markdown carries
 every answer; the terminal shows the answers with the lowest support unless asked for every one, and
-when it prints to a file or a pipe nothing is cut to fit a width."""
+when it prints to a file or a pipe nothing is cut to fit a width. A headline measure the run did not
+measure (`--metrics` chose others) has its row in each system's table, saying so."""
 
 from __future__ import annotations
 
@@ -169,9 +168,10 @@ def _table(title: str, unit: str, figures: Ratios, items: ItemCounts, labels: di
     intervals = ratio_intervals([[nums[i] for nums, _ in columns] for i in range(items.n)],
                                 [[dens[i] for _, dens in columns] for i in range(items.n)]) if summed else []
     found = dict(zip(summed, intervals))
-    rows = [SummaryRow(m, figures[m].ratio(), found.get(m) if figures[m].ratio().defined else None)
-            if m in figures else SummaryRow(m, None, None)
-            for m in order if m in figures or (unit == "answer" and m in N.ANSWER_MEASURES)]
+    shown = [m for m in order if m in figures or (unit == "answer" and m in N.ANSWER_MEASURES)]
+    rows = [SummaryRow(m, None, None) if m not in figures
+            else SummaryRow(m, figures[m].ratio(), found.get(m) if figures[m].ratio().defined else None)
+            for m in shown]
     return SummaryTable(title, items.n, unit, rows, labels)
 
 

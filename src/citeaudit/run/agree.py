@@ -11,11 +11,11 @@ pair: a claim repeated word for word on the same passages in several answers is 
 counted once.
 
 A pair the judge left unjudged, or judged with a label it marked uncertain, is not a verdict to agree
-or disagree with: it is listed apart and left out of the figures. Neither is a label a rule gave (a
-claim that cites nothing is unsupported without asking any judge); such claims are counted apart among
-the claims with no human label. So is a pair whose reviewers gave
-different labels (no one label to compare with). The statistics are stats.py's; the desk's review
-mode computes its agreement here too.
+or disagree with: it is listed apart and left out of the figures. So is a pair whose reviewers gave
+different labels (no one label to compare with), and a label a rule gave rather than the judge (a
+claim that cites nothing is unsupported without asking anyone: such claims have no pair to label, and
+are counted apart among the claims with no human label). The statistics are stats.py's; the desk's
+review mode computes its agreement here too.
 """
 
 from __future__ import annotations
