@@ -45,3 +45,14 @@ def make_case(statements: list[dict], *, sources=("S1", "S2", "S3"), facts=(), a
 
 def load(case: dict | list, name: str = "case.json"):
     return parse_cases(name, json.dumps(case, ensure_ascii=False, indent=1))
+
+
+def write_run(path, cases, judge, settings=None) -> str:
+    """Score resolved `cases` with `judge` (any object with `judge` and `signature`) and write the run log."""
+    from citeaudit.judges import Judgments
+    from citeaudit.metrics import Settings, score_cases
+    from citeaudit.run.log import build_runlog, write_runlog
+
+    judgments = Judgments(judge)
+    write_runlog(path, build_runlog(score_cases(cases, judgments, settings or Settings()), judgments))
+    return str(path)

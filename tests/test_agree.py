@@ -1,9 +1,11 @@
 """`citeaudit agree`: a run's judge against a team's own labels, on a small run whose figures are
-computed by hand here; the desk's review export as the labels; unmatched labels, bad input, the CLI."""
+computed by hand here; the labels from labelled pairs, the desk's review export, a curated run, case
+files or another tool's files (ExpertQA); unmatched labels, claims a rule labelled, bad input, the CLI."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -12,11 +14,12 @@ from citeaudit.cli import main
 from citeaudit.cli.agree import agree_cmd
 from citeaudit.errors import InputError
 from citeaudit.files.labelled import parse_rows
+from citeaudit.judges import make_judge
 from citeaudit.metrics.scoring import ClaimResult
 from citeaudit.records import LABELS, Judgment
 from citeaudit.run.log import read_runlog
 
-from helpers import make_case
+from helpers import SetJudge, load, make_case, write_run
 
 # Until the main group lists it, the tests attach the command themselves (add_command is idempotent).
 main.add_command(agree_cmd)
@@ -211,10 +214,13 @@ def test_desk_reviewers_who_differ(tmp_path):
     assert result["kappa"] is None
 
 
-def test_a_run_log_without_human_labels_is_bad_labels(run):
+def test_a_run_log_of_another_judge_is_bad_labels(run, tmp_path):
+    judged = write_run(tmp_path / "set-run.json", load(_case()), SetJudge({}))
     with pytest.raises(InputError) as err:
-        load_labels(run)
-    assert str(err.value) == f"{run}: judgments: no human labels (judgments whose judge starts with 'human:')"
+        load_labels(judged)
+    assert str(err.value) == (f"{judged}: judgments: no human labels: the run was judged by set@test; labels come "
+                              "from a desk export (judgments whose judge starts with 'human:'), a run scored with "
+                              "the curated judge, case files with labels, or labelled pairs")
 
 
 @pytest.fixture
@@ -242,12 +248,11 @@ def test_a_streamed_run_log_is_read_like_a_whole_one(run, streamed_run, labels, 
     assert outputs[0] == outputs[1]
 
 
-def test_a_streamed_run_log_given_as_labels_is_read_as_a_run_log(streamed_run):
-    # recognised as a run log (its human labels are looked for), not read as rows of labelled pairs
-    with pytest.raises(InputError) as err:
-        load_labels(streamed_run)
-    assert str(err.value) == (f"{streamed_run}: judgments: no human labels (judgments whose judge starts "
-                              "with 'human:')")
+def test_a_streamed_run_log_given_as_labels_is_read_as_a_run_log(streamed_run, run):
+    # recognised as a run log (a curated one: its judgments are the labels), not read as labelled pairs
+    labels = load_labels(streamed_run)
+    assert labels.format == "curated run log"
+    assert labels.rows == load_labels(run).rows
 
 
 # --- bad input and the command line ---------------------------------------------------------------------
@@ -313,3 +318,113 @@ def test_labels_object_is_what_agree_reads(run):
     rows = parse_rows([json.dumps(r) for r in _rows()], "inline")
     result = agree(read_runlog(run), Labels("inline", "labelled pairs", rows), resamples=20)
     assert result["labels"] == {"file": "inline", "format": "labelled pairs", "rows": 9}
+
+
+# --- a dataset's own labels: a curated run, case files, another tool's files ------------------------------
+
+# The `_case()` claims judged by another judge: Alpha and Beta full, every other claim none.
+OTHER_JUDGE = SetJudge({"Alpha holds.": [{"S1"}], "Beta holds.": [{"S2"}]})
+# Against the curated labels of `_case()` (Eta has none): Alpha, Beta and Delta agree; Gamma (full/none),
+# Epsilon (partial/none), Zeta (contradicts/none) and Theta (full/none) do not.
+OTHER_PAIRS = 7
+OTHER_AGREE = 3
+
+
+def _figures_of(result: dict) -> dict:
+    """What two sources of the same labels must agree on (the labels' ids name their source)."""
+    kept = ("n", "agree", "agreement", "kappa", "balanced_accuracy", "confusion", "unlabelled_claims",
+            "unlabelled_by_rule")
+    return {**{k: result[k] for k in kept}, "unmatched": len(result["unmatched_labels"]),
+            "pairs": sorted((p["text"], p["human"], p["judge"]) for p in (*result["disagreements"],
+                                                                          *result["not_counted"]))}
+
+
+@pytest.fixture
+def other_run(tmp_path) -> str:
+    return write_run(tmp_path / "other.json", load(_case()), OTHER_JUDGE)
+
+
+def test_a_curated_run_log_gives_its_judgments_as_labels(run, other_run):
+    labels = load_labels(run)
+    assert labels.format == "curated run log"
+    # every pair the curated judge labelled (Alpha once, though two answers make it); Eta has no label
+    assert sorted((r.claim, [p.id for p in r.passages], r.label) for r in labels.rows) == sorted(
+        (text, [p], auto) for text, p, auto, _ in CLAIMS if auto)
+    result = agree(read_runlog(other_run), labels, resamples=0)
+    assert (result["n"], result["agree"]) == (OTHER_PAIRS, OTHER_AGREE)
+    assert result["unlabelled_claims"] == 1 and result["unmatched_labels"] == []  # Eta
+
+
+def test_case_files_with_labels_are_labels(run, other_run, tmp_path):
+    cases = tmp_path / "cases.json"
+    cases.write_text(json.dumps(_case(), indent=1), encoding="utf-8")
+    labels = load_labels(cases)
+    assert (labels.format, len(labels.rows)) == ("case file", 7)
+    from_cases = agree(read_runlog(other_run), labels, resamples=50)
+    from_run = agree(read_runlog(other_run), load_labels(run), resamples=50)
+    assert _figures_of(from_cases) == _figures_of(from_run)
+    lines = tmp_path / "cases.jsonl"  # JSON lines of cases are cases too, not labelled pairs
+    lines.write_text(json.dumps(_case()) + "\n", encoding="utf-8")
+    assert load_labels(lines).format == "case file"
+
+
+def test_a_case_file_without_labels_is_refused(tmp_path):
+    path = tmp_path / "bare.json"
+    path.write_text(json.dumps({**_case(), "labels": []}), encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        load_labels(path)
+    assert str(err.value) == (f"{path}: labels: no case has labels (each case's `labels`: the human labels the "
+                              "curated judge reads)")
+
+
+EXPERTQA = Path(__file__).parent / "fixtures" / "formats" / "expertqa_rand_val_sample.jsonl"
+
+
+def test_expert_labels_from_the_dataset_or_its_curated_run(tmp_path, runner):
+    """ExpertQA's experts' labels, read from the file itself (--from expertqa) or from the run that scored
+    it with the curated judge, give the same agreement; claims that cite nothing are no judge's to agree on."""
+    from citeaudit.cli.common import load_inputs
+
+    experts = tmp_path / "experts.json"
+    scored = runner.invoke(main, ["score", "--from", "expertqa", str(EXPERTQA), "--metrics", "support",
+                                  "--missing-labels", "skip", "--out", str(experts)])
+    assert scored.exit_code == 0, scored.output
+    cases = load_inputs([str(EXPERTQA)], fmt="expertqa")
+    everything_full = SetJudge({c.text: [set()] for rc in cases for a in rc.case.answers for s in a.statements
+                                for c in s.atomic_claims()})
+    other = write_run(tmp_path / "other.json", cases, everything_full)
+    outputs = []
+    for extra in ([str(experts)], [str(EXPERTQA), "--from", "expertqa"]):
+        result = runner.invoke(main, ["agree", other, "--labels", *extra, "--format", "json", "--resamples", "20"])
+        assert result.exit_code == 0, result.output
+        outputs.append(json.loads(result.output))
+    from_run, from_file = outputs
+    assert (from_run["labels"]["format"], from_file["labels"]["format"]) == ("curated run log", "expertqa file")
+    assert _figures_of(from_run) == _figures_of(from_file)
+    labels = read_runlog(experts).results.summary.labels
+    # every claim the experts labelled and that cites something is a pair; the judge calls each full
+    assert from_file["n"] == sum(labels[x] for x in LABELS) - from_file["unlabelled_by_rule"]
+    assert from_file["agree"] == labels["full"]
+    assert from_file["unlabelled_by_rule"] > 0
+
+
+def test_reader_options_reach_the_reader_and_need_from(run, runner):
+    result = runner.invoke(main, ["agree", run, "--labels", str(EXPERTQA), "--from", "expertqa", "--option", "x=1"])
+    assert result.exit_code == 2 and "unknown option 'x' for the expertqa reader" in result.output
+    result = runner.invoke(main, ["agree", run, "--labels", run, "--option", "x=1"])
+    assert result.exit_code == 2 and "reader options need --from FORMAT" in result.output
+
+
+def test_claims_a_rule_labelled_are_no_pair_and_are_counted_apart(tmp_path, runner):
+    # two claims cite nothing: a rule labels them none, whoever the judge; they agree with nothing
+    statements = [{"text": "Alpha holds.", "citations": ["S1"]}, {"text": "Beta holds.", "citations": ["S2"]},
+                  {"text": "Kappa holds.", "citations": []}, {"text": "Lambda holds.", "citations": []}]
+    case = make_case(statements, labels=[{"claim": "Alpha holds.", "passages": ["S1"], "label": "full"},
+                                         {"claim": "Beta holds.", "passages": ["S2"], "label": "none"}])
+    curated = write_run(tmp_path / "curated.json", load(case), make_judge("curated", load(case)))
+    other = write_run(tmp_path / "other.json", load(case), SetJudge({"Alpha holds.": [{"S1"}]}))
+    result = agree(read_runlog(other), load_labels(curated), resamples=0)
+    assert (result["n"], result["agree"], result["unlabelled_claims"], result["unlabelled_by_rule"]) == (2, 2, 2, 2)
+    out = runner.invoke(main, ["agree", other, "--labels", curated]).output
+    assert ("claims of the run with no human label: 2\n  of which a rule labelled (they cite nothing, or name no "
+            "passage; no judge was asked): 2\n") in out

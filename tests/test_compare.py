@@ -257,3 +257,37 @@ def test_the_refusal_still_names_the_fields_and_says_which_run_is_which(runner, 
     assert refused.exit_code == 2
     assert "precision without citations: A n/a · B 0" in refused.output
     assert "(A: a.json · B: b.json)" in refused.output
+
+
+# --- only claims both judges judged are compared ----------------------------------------------------------
+
+def test_agreement_counts_only_claims_both_judges_judged(runner, tmp_path):
+    """A curated run beside another judge's: claims that cite nothing are labelled none by a rule in both
+    runs, and a claim the curated run has no label for is unjudged there; neither is an agreement."""
+    from citeaudit.judges import make_judge
+    from citeaudit.metrics import Settings
+
+    from helpers import SetJudge, load, make_case, write_run
+
+    statements = [{"text": t, "citations": c} for t, c in (
+        ("Alpha holds.", ["S1"]), ("Beta holds.", ["S2"]), ("Gamma holds.", ["S3"]), ("Delta holds.", ["S1"]),
+        ("Kappa holds.", []), ("Lambda holds.", []), ("Mu holds.", []), ("Eta holds.", ["S2"]))]
+    labels = [{"claim": t, "passages": [p], "label": label} for t, p, label in (
+        ("Alpha holds.", "S1", "full"), ("Beta holds.", "S2", "none"), ("Gamma holds.", "S3", "full"),
+        ("Delta holds.", "S1", "none"))]  # Eta: no label
+    cases = load(make_case(statements, labels=labels))
+    curated = write_run(tmp_path / "curated.json", cases, make_judge("curated", cases),
+                        Settings(missing_labels="skip"))
+    other = write_run(tmp_path / "other.json", cases, SetJudge({"Alpha holds.": [{"S1"}], "Gamma holds.": [{"S1"}]}))
+    result = runner.invoke(main, ["compare", curated, other, "--allow-mismatch", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    g = json.loads(result.output)["agreement"]
+    # judged in both: Alpha full/full, Beta none/none, Gamma full/none, Delta none/none; the three uncited
+    # claims (none/none by rule) would have lifted kappa from 1/2 to 10/17
+    assert (g["shared_claims"], g["n"], g["agree"]) == (8, 4, 3)
+    assert g["not_counted_by_reason"] == {"rule": 3, "unjudged": 1} and g["not_counted"] == 4
+    assert g["kappa"] == pytest.approx(cohen_kappa(["full", "none", "full", "none"], ["full", "none", "none", "none"]))
+    assert g["kappa"] == pytest.approx(0.5)
+    text = runner.invoke(main, ["compare", curated, other, "--allow-mismatch"]).output
+    assert ("labels of the 8 claims both runs make (4 judged in both; 4 left out: 3 labelled by a rule in a run (it "
+            "cites nothing, or names no passage: no judge was asked), 1 unjudged in a run):") in text

@@ -303,10 +303,12 @@ def test_unknown_walkthrough_and_case(client):
     assert client.get("/api/state", params={"case": "nope"}).status_code == 404
 
 
-def test_kappa_waits_for_enough_reviewed_claims(tmp_path):
+def test_kappa_waits_for_enough_reviewed_claims(tmp_path, monkeypatch):
     # The built-in returns-desk, p7 and manual-audit answers make 20 distinct (claim, cited passages)
-    # pairs with a judgment; a reviewer who agrees with every one gives kappa 1 at the 20th, n/a before.
-    from citeaudit.run.agree import DESK_MIN_PAIRS
+    # pairs, 19 with a judge's judgment: one cites nothing, and a rule, not the judge, labels it none, so a
+    # reviewer's label of it is never counted. A reviewer who agrees with every pair gives kappa 1 once
+    # DESK_MIN_PAIRS judged pairs are reviewed (here 19, as many as there are), n/a before.
+    from citeaudit.run import agree
 
     session = desk_session(())
     client = TestClient(create_app(session), base_url=DESK)
@@ -314,7 +316,9 @@ def test_kappa_waits_for_enough_reviewed_claims(tmp_path):
     for case in ("returns-desk", "p7", "manual-audit"):
         claims += [(case, a.answer_id, c) for a in session.score(case).answers for c in a.claims]
     pairs = list(dict.fromkeys((c.text, tuple(c.citations)) for _, _, c in claims))
-    assert len(pairs) == DESK_MIN_PAIRS == 20
+    judged = [p for p in pairs if p[1]]
+    assert (len(pairs), len(judged), agree.DESK_MIN_PAIRS) == (20, 19, 20)
+    monkeypatch.setattr(agree, "DESK_MIN_PAIRS", len(judged))
 
     def review(keep):
         for case, answer, c in claims:
@@ -322,11 +326,11 @@ def test_kappa_waits_for_enough_reviewed_claims(tmp_path):
                 session.set_human_label(case, answer, c.statement, c.index, c.judgment.label, "", "maya")
         return client.get("/api/state", params={"case": "returns-desk", "answer": "original"}).json()["agreement"]
 
-    before = review(set(pairs[:-1]))
-    assert (before["n"], before["agree"], before["kappa"]) == (19, 19, None)
-    assert before["kappa_reason"] == "needs at least 20 claims with a human and a judge label; 19 so far"
-    after = review({pairs[-1]})
-    assert (after["n"], after["agree"], after["kappa"], after["kappa_reason"]) == (20, 20, 1.0, None)
+    before = review(set(pairs) - {judged[-1]})
+    assert (before["n"], before["agree"], before["kappa"], before["not_counted"]) == (18, 18, None, 1)
+    assert before["kappa_reason"] == "needs at least 19 claims with a human and a judge label; 18 so far"
+    after = review({judged[-1]})
+    assert (after["n"], after["agree"], after["kappa"], after["kappa_reason"]) == (19, 19, 1.0, None)
 
 
 def test_reviewers_who_differ_are_not_counted(client):

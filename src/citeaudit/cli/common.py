@@ -253,9 +253,10 @@ def progress_bar(total: int, what: str):
         yield lambda n: bar.advance(task, n)
 
 
-def emit(results, signature, fmt: str, diagnosis=None, details: bool = False) -> None:
-    """Print a run's results (and its diagnosis, when given) as JSON, Markdown or a terminal table
-    (the summary and the answers with the lowest support; every answer with `details`)."""
+def emit(results, signature, fmt: str, diagnosis=None, details: bool = False, claims_judged: bool = True) -> None:
+    """Print a run's results (and its diagnosis, when given: `claims_judged` False when the run's
+    measures judged no claim) as JSON, Markdown or a terminal table (the summary and the answers with
+    the lowest support; every answer with `details`)."""
     from citeaudit.report.render import diagnosis_markdown, print_text, terminal_console, to_markdown
 
     if fmt == "json":
@@ -267,8 +268,9 @@ def emit(results, signature, fmt: str, diagnosis=None, details: bool = False) ->
         click.echo(json.dumps(data, ensure_ascii=False, indent=2))
     elif fmt == "markdown":
         text = to_markdown(results, signature)
-        echo_text(text + ("\n" + diagnosis_markdown(diagnosis) if diagnosis is not None else ""), nl=False)
+        echo_text(text + ("\n" + diagnosis_markdown(diagnosis, claims_judged) if diagnosis is not None else ""),
+                  nl=False)
     else:
         print_text(results, signature, terminal_console(), details=details)
         if diagnosis is not None:
-            echo_text(diagnosis_markdown(diagnosis), nl=False)
+            echo_text(diagnosis_markdown(diagnosis, claims_judged), nl=False)

@@ -23,26 +23,26 @@ def report(run, fmt, output, details):
     Every format reads the log only: nothing is scored again."""
     check_destinations(("--output", output))
     log = read_log(run)
+    claims_judged = log.settings.to_settings().judges_claims  # else the diagnosis was not measured
     if fmt == "html":
         from citeaudit.report.html import render_html
 
         text = render_html(log)
     elif fmt == "text" and not output:
-        emit(log.results, log.signature, "text", log.diagnosis, details)
+        emit(log.results, log.signature, "text", log.diagnosis, details, claims_judged)
         return
     else:
-        from citeaudit.report.render import diagnosis_markdown, to_markdown
+        from citeaudit.report.render import diagnosis_markdown, report_json, to_markdown
 
+        diagnosis = diagnosis_markdown(log.diagnosis, claims_judged)
         if fmt == "json":
-            text = json.dumps({**log.results.model_dump(mode="json"),
-                               "diagnosis": {k: [f.model_dump() for f in v] for k, v in log.diagnosis.items()}},
-                              ensure_ascii=False, indent=2)
+            text = json.dumps(report_json(log.results, log.diagnosis, claims_judged), ensure_ascii=False, indent=2)
         elif fmt == "text":  # written to a file: the plain text a pipe gets
             from citeaudit.report.render import text_report
 
-            text = text_report(log.results, log.signature, details) + diagnosis_markdown(log.diagnosis)
+            text = text_report(log.results, log.signature, details) + diagnosis
         else:
-            text = to_markdown(log.results, log.signature) + "\n" + diagnosis_markdown(log.diagnosis)
+            text = to_markdown(log.results, log.signature) + "\n" + diagnosis
     if output:
         from citeaudit.files.destinations import write_output
 

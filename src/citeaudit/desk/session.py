@@ -39,6 +39,12 @@ SORTABLE = ("case", "system", "claims", N.SUPPORT, N.CITATION_PRECISION, N.CITAT
 OVERVIEW_MEASURES = (N.SUPPORT, N.CITATION_PRECISION, N.CITATION_RECALL, N.COVERAGE, N.CITATION_PRESENCE)
 
 
+def _figures(ratios: dict[str, Any], measures: tuple[str, ...]) -> dict[str, Any]:
+    """Each of `measures` as the page shows it: its counts, or, when the session's measures leave it out
+    (a run scored with --metrics), the figure that says "not measured in this run"."""
+    return {m: ratios[m].to_dict() if m in ratios else N.not_measured_json() for m in measures}
+
+
 def natural_key(text: str) -> tuple:
     """Ids in the order people number them: case-2 before case-10 (digits compared as numbers)."""
     return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text))
@@ -244,6 +250,7 @@ class DeskSession:
             self._answer_index(case_id, answer_id)
             result = next(r for r in report.answers if r.answer_id == answer_id)
             answer = answer_json(report, result)
+            answer["metrics"] = {m: N.not_measured_json() for m in N.ANSWER_MEASURES} | answer["metrics"]
             for item in (*answer["statements"], *answer["claims"]):
                 item["text"] = clip_text(item["text"])
             answer["inspector"] = [self._inspector(rc, st, [c for c in answer["claims"] if c["statement"] == st["index"]])
@@ -312,7 +319,7 @@ class DeskSession:
                 labels = r.label_counts()
                 rows.append({"case": case_id, "answer": r.answer_id, "system": r.system, "claims": len(r.claims),
                              "labels": labels, "unsure": labels.get("uncertain", 0),
-                             **{m: ratios[m].to_dict() for m in OVERVIEW_MEASURES if m in ratios}})
+                             **_figures(ratios, OVERVIEW_MEASURES)})
                 group = sums.setdefault(r.system, {"answers": 0, "labels": {}, "ratios": {}})
                 group["answers"] += 1
                 for label, n in labels.items():
@@ -321,7 +328,7 @@ class DeskSession:
                     if m in ratios:  # summed counts, as Report.summary sums them
                         group["ratios"][m] = group["ratios"][m] + ratios[m] if m in group["ratios"] else ratios[m]
         summary = [{"system": name, "answers": g["answers"], "labels": g["labels"],
-                    **{m: ratio.to_dict() for m, ratio in g["ratios"].items()}} for name, g in sorted(sums.items())]
+                    **_figures(g["ratios"], OVERVIEW_MEASURES)} for name, g in sorted(sums.items())]
         self._overview_cache = (key, rows, summary)
         return rows, summary
 

@@ -81,6 +81,15 @@ JUDGE_FREE = _names(kind="answer", judged=False)
 
 DESCRIPTIONS = {m.name: m.description for m in MEASURES.values()}
 
+# What every reader says of a figure the run left out (`--metrics` chose other measures): in text as it
+# stands, in JSON as the figure `{"value": null, "reason": NOT_MEASURED}` (docs/runs.md).
+NOT_MEASURED = "not measured in this run"
+
+
+def not_measured_json() -> dict[str, None | str]:
+    """A figure the run did not measure, where JSON would hold it: undefined, and why."""
+    return {"value": None, "reason": NOT_MEASURED}
+
 _AT_K = re.compile(r"^(recall|facts)@(\d+)$")
 
 

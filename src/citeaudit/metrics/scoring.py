@@ -42,6 +42,13 @@ REASON_NEEDED = "The rest of the cited set does not support the statement withou
 REASON_REDUNDANT = "It does not support the statement alone, and the rest of the cited set supports it without it."
 REASON_INVALID = "It names no passage, so it supports nothing."
 INVALID_CITATION_JUDGE = "rule:invalid-citation"
+# The rules that label a claim without asking the judge: it cites nothing, or names no passage.
+RULE_JUDGES = (NO_CITATION_JUDGE, INVALID_CITATION_JUDGE)
+
+
+def by_rule(judgment: Judgment | None) -> bool:
+    """A label a rule gave (no citation, or one naming no passage): no judge was asked for it."""
+    return judgment is not None and judgment.judge in RULE_JUDGES
 
 
 @dataclass(frozen=True)
@@ -183,7 +190,7 @@ class AnswerResult:
         uncertain = sum(c.judgment is not None and bool(c.judgment.uncertain) for c in self.claims)
         if uncertain:
             out[UNCERTAIN] = uncertain
-        if self.unjudged and self.settings.judges_claims:
+        if self.unjudged:  # unlabelled (--missing-labels skip), or no measure asked (--metrics)
             out[UNJUDGED] = self.unjudged
         return out
 

@@ -47,8 +47,10 @@ def histogram_spec(answers: list[AnswerRecord]) -> dict[str, Any] | None:
     edges = np.linspace(0, 1, 11)
     values = []
     systems = list(dict.fromkeys(a.system for a in answers))
+    # a measure the run did not measure gets no chart (an empty one would read as no answer in any tenth)
+    measures = [m for m in HISTOGRAM_MEASURES if any(m in a.metrics for a in answers)]
     for system in systems:
-        for m in HISTOGRAM_MEASURES:
+        for m in measures:
             found = [a.metrics[m].value for a in answers
                      if a.system == system and m in a.metrics and a.metrics[m].value is not None]
             counts, _ = np.histogram(found, bins=edges)
@@ -65,7 +67,7 @@ def histogram_spec(answers: list[AnswerRecord]) -> dict[str, Any] | None:
             "x2": {"field": "to"},
             "y": {"field": "answers", "type": "quantitative", "title": "answers",
                   "axis": {"format": ",d", "tickCount": _whole_ticks(v["answers"] for v in values)}},
-            "column": {"field": "measure", "type": "nominal", "title": None, "sort": list(HISTOGRAM_MEASURES)},
+            "column": {"field": "measure", "type": "nominal", "title": None, "sort": measures},
             "row": {"field": "system", "type": "nominal", "title": None, "sort": systems},
         },
         "width": 230, "height": 110 if len(systems) <= 3 else 64,  # many systems: flatter rows

@@ -14,6 +14,7 @@ from __future__ import annotations
 from importlib.resources import files
 from typing import Any
 
+from citeaudit.metrics import names as N
 from citeaudit.run.log import RunLog
 from citeaudit.report import charts
 from citeaudit.report.claims_table import embed_json, table_data
@@ -40,7 +41,8 @@ CAUSE_GROUPS = {
 
 
 def _diagnosis(log: RunLog, systems: list[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Rows of the diagnosis table (a group, its counts per system and per cause) and chart values."""
+    """Rows of the diagnosis table (a group, its counts per system and per cause) and chart values; a run
+    whose measures judged no claim diagnosed nothing, and its counts say so (never a reassuring 0)."""
     system_of = {f"{a.case}/{a.answer}": a.system for a in log.results.answers}
     per_cause: dict[tuple[str, str], int] = {}
     for key, findings in log.diagnosis.items():
@@ -53,6 +55,11 @@ def _diagnosis(log: RunLog, systems: list[str]) -> tuple[list[dict[str, Any]], l
         detail = [(c.replace("_", " "), {s: per_cause.get((s, c), 0) for s in systems}) for c in causes]
         rows.append({"group": group, "causes": causes, "counts": counts, "detail": detail, "action": action})
         values += [{"group": group, "system": s, "findings": n} for s, n in counts.items()]
+    if not log.settings.to_settings().judges_claims:
+        for row in rows:
+            row["counts"] = dict.fromkeys(systems, N.NOT_MEASURED)
+            row["detail"] = [(cause, dict.fromkeys(systems, N.NOT_MEASURED)) for cause, _ in row["detail"]]
+        return rows, []
     return rows, values
 
 
@@ -96,7 +103,8 @@ def render_html(log: RunLog) -> str:
         summaries.append({
             "system": system, "answers": len(answers), "claims": sum(len(a.claims) for a in answers),
             "labels": label_counts(answers),
-            "rows": figure_rows(results.summary.by_system.get(system, {}), [a.metrics for a in answers], "answer"),
+            "rows": figure_rows(results.summary.by_system.get(system, {}), [a.metrics for a in answers], "answer",
+                                N.ANSWER_MEASURES),
         })
     retrieval_rows = figure_rows(results.summary.retrieval, [c.retrieval for c in results.cases], "case")
     diagnosis_rows, diagnosis_values = _diagnosis(log, systems)

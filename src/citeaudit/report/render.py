@@ -5,7 +5,8 @@ recomputes a figure: the intervals resample the per-answer counts the results ke
 
 Both renderings put the summary first (one table per system), then the answers. Markdown carries
 every answer; the terminal shows the answers with the lowest support unless asked for every one, and
-when it prints to a file or a pipe nothing is cut to fit a width."""
+when it prints to a file or a pipe nothing is cut to fit a width. A headline measure the run did not
+measure (`--metrics` chose others) has its row in each system's table, saying so."""
 
 from __future__ import annotations
 
@@ -26,8 +27,8 @@ from citeaudit.text import visible_controls
 from citeaudit.run.diagnose import AREAS
 from citeaudit.run.results import AnswerRecord, CaseRecord, Finding, Ratios, Results, Summary, answer_json, to_json
 
-__all__ = ["WORST", "answer_json", "diagnosis_markdown", "print_text", "signatures", "summary_tables",
-           "terminal_console", "text_report", "to_json", "to_markdown", "worst_answers"]
+__all__ = ["WORST", "answer_json", "diagnosis_markdown", "print_text", "report_json", "signatures",
+           "summary_tables", "terminal_console", "text_report", "to_json", "to_markdown", "worst_answers"]
 
 TABLE_MEASURES = (N.CITATION_PRESENCE, N.SUPPORT, N.CITATION_RECALL, N.CITATION_PRECISION, N.COVERAGE)
 SUMMARY_MEASURES = N.ANSWER_LEVEL
@@ -76,8 +77,12 @@ def _label_cell(counts: dict[str, int]) -> str:
 @dataclass
 class SummaryRow:
     measure: str
-    figure: Ratio
+    figure: Ratio | None  # None: the run did not measure it
     interval: tuple[float, float] | None  # None: undefined, a mean, or nothing to resample
+
+    @property
+    def shown(self) -> str:
+        return N.NOT_MEASURED if self.figure is None else str(self.figure)
 
 
 @dataclass
@@ -154,7 +159,8 @@ class SummaryCounter:
 
 def _table(title: str, unit: str, figures: Ratios, items: ItemCounts, labels: dict[str, int] | None,
            order: list[str]) -> SummaryTable:
-    """One summary table; each summed figure's interval resamples the items' own counts."""
+    """One summary table; each summed figure's interval resamples the items' own counts. A table of
+    answers names every headline measure: those the run did not measure say so."""
     names = [m for m in order if m in figures]
     # one item gives every resample the same figure: no interval to speak of
     summed = [m for m in names if figures[m].kind == "ratio" and items.complete(m)] if items.n > 1 else []
@@ -162,7 +168,10 @@ def _table(title: str, unit: str, figures: Ratios, items: ItemCounts, labels: di
     intervals = ratio_intervals([[nums[i] for nums, _ in columns] for i in range(items.n)],
                                 [[dens[i] for _, dens in columns] for i in range(items.n)]) if summed else []
     found = dict(zip(summed, intervals))
-    rows = [SummaryRow(m, figures[m].ratio(), found.get(m) if figures[m].ratio().defined else None) for m in names]
+    shown = [m for m in order if m in figures or (unit == "answer" and m in N.ANSWER_MEASURES)]
+    rows = [SummaryRow(m, None, None) if m not in figures
+            else SummaryRow(m, figures[m].ratio(), found.get(m) if figures[m].ratio().defined else None)
+            for m in shown]
     return SummaryTable(title, items.n, unit, rows, labels)
 
 
@@ -171,16 +180,25 @@ def _shown_labels(counts: Counter) -> dict[str, int]:
     return {label: n for label, n in counts.items() if label in LABELS or n}
 
 
+def _with_unjudged(labels: dict[str, int], figures: Ratios) -> dict[str, int]:
+    """The label counts with every claim in them: a log written before claims no measure asked for were
+    counted as unjudged lacks them (citation presence counts every claim)."""
+    claims = figures[N.CITATION_PRESENCE].denominator if N.CITATION_PRESENCE in figures else 0
+    missing = int(claims) - sum(labels.values())
+    return {**labels, UNJUDGED: labels.get(UNJUDGED, 0) + missing} if missing > 0 else labels
+
+
 def summary_tables(results: Results | Summary, counter: SummaryCounter | None = None) -> list[SummaryTable]:
     """One table per system, one for every answer when there are several systems, and one for
     retrieval over the cases. `results`: a run's results, or its summary with `counter`."""
     summary = results.summary if isinstance(results, Results) else results
     counter = counter or SummaryCounter.of(results)
-    tables = [_table(f"system {system}", "answer", summary.by_system[system], counts, _shown_labels(labels),
-                     list(SUMMARY_MEASURES)) for system, (counts, labels) in counter.systems.items()]
+    tables = [_table(f"system {system}", "answer", summary.by_system[system], counts,
+                     _with_unjudged(_shown_labels(labels), summary.by_system[system]), list(SUMMARY_MEASURES))
+              for system, (counts, labels) in counter.systems.items()]
     if len(counter.systems) > 1:
-        tables.append(_table("all systems", "answer", summary.all, counter.every, dict(summary.labels),
-                             list(SUMMARY_MEASURES)))
+        tables.append(_table("all systems", "answer", summary.all, counter.every,
+                             _with_unjudged(dict(summary.labels), summary.all), list(SUMMARY_MEASURES)))
     if summary.retrieval:
         tables.append(_table("retrieval", "case", summary.retrieval, counter.cases, None, list(summary.retrieval)))
     return tables
@@ -276,7 +294,7 @@ def _md_summary(tables: list[SummaryTable], shown: list[tuple[str, str]]) -> lis
     out = ["## Summary", "", f"{INTERVAL_NOTE}.", ""]
     for table in tables:
         out += [f"### {md_text(table.heading)}", "", "| measure | figure | 95 % interval |", "|---|---|---|"]
-        out += [f"| {_measure(r.measure)} | {md_text(str(r.figure), cell=True)} | {_interval(r.interval)} |"
+        out += [f"| {_measure(r.measure)} | {md_text(r.shown, cell=True)} | {_interval(r.interval)} |"
                 for r in table.rows]
         if table.labels is not None:
             out.append(f"| claims {LABELS_HEADER} | {_label_cell(table.labels)} | |")
@@ -315,10 +333,28 @@ def markdown_blocks(summary: Summary, counter: SummaryCounter, signature: Signat
         yield out
 
 
-def diagnosis_markdown(diagnosis: dict[str, list[Finding]]) -> str:
+def report_json(results: Results, diagnosis: dict[str, list[Finding]], claims_judged: bool = True) -> dict:
+    """`report --format json`: the results as the log keeps them, each summary naming every headline
+    measure (one the run did not measure as `{"value": null, "reason": "not measured in this run"}`),
+    and the diagnosis (the same marker when the run's measures judged no claim)."""
+    data = results.model_dump(mode="json")
+    summary = data["summary"]
+    for figures in (summary["all"], *summary["by_system"].values()):
+        if figures:  # a summary of answers: every headline measure has its place
+            figures.update({m: N.not_measured_json() for m in N.ANSWER_MEASURES if m not in figures})
+    data["diagnosis"] = ({k: [f.model_dump(mode="json") for f in v] for k, v in diagnosis.items()}
+                         if claims_judged else N.not_measured_json())
+    return data
+
+
+def diagnosis_markdown(diagnosis: dict[str, list[Finding]], claims_judged: bool = True) -> str:
     """Failures grouped by where the fix lies: search and filters, evidence use, completeness, or the
-    judgment itself (claims the judge was unsure of)."""
+    judgment itself (claims the judge was unsure of). A run that judged no claim (`claims_judged`
+    False: its measures need none) diagnoses nothing, and says so rather than "every claim supported"."""
     out = ["## Diagnosis", ""]
+    if not claims_judged:
+        return "\n".join([*out, f"{N.NOT_MEASURED}: the run's measures judge no claim, so no claim and no "
+                                 "required fact is diagnosed"]) + "\n"
     for answer, findings in diagnosis.items():
         if not findings:
             out.append(f"- {md_text(answer)}: every claim supported, every required fact conveyed")
@@ -412,7 +448,7 @@ class _Plain:
 def _print_summary(tables: list[SummaryTable], shown: list[tuple[str, str]], out) -> None:
     out.line(f"summary ({INTERVAL_NOTE})")
     for summary in tables:
-        rows = [(_measure(r.measure), str(r.figure), _interval(r.interval)) for r in summary.rows]
+        rows = [(_measure(r.measure), r.shown, _interval(r.interval)) for r in summary.rows]
         if summary.labels is not None:
             rows.append((f"claims {LABELS_HEADER}", _label_cell(summary.labels), ""))
         out.table(summary.heading, ("measure", "figure", "95 % interval"), rows)

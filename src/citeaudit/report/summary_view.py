@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from citeaudit.metrics.names import DESCRIPTIONS, parse_at_k
+from citeaudit.metrics.names import ANSWER_LEVEL, DESCRIPTIONS, NOT_MEASURED, parse_at_k
 from citeaudit.metrics.ratio import format_interval, format_percent
 from citeaudit.stats import ratio_intervals
 from citeaudit.run.results import AnswerRecord, Ratios
@@ -24,11 +25,17 @@ class FigureRow:
     signature: str
 
 
-def figure_rows(ratios: Ratios, parts: list[Ratios], unit: str) -> list[FigureRow]:
-    """One row per figure; `parts` are the per-answer (or per-case) ratios the figure sums."""
+def figure_rows(ratios: Ratios, parts: list[Ratios], unit: str, expected: Sequence[str] = ()) -> list[FigureRow]:
+    """One row per figure; `parts` are the per-answer (or per-case) ratios the figure sums. A measure of
+    `expected` the run did not measure has its row too, saying so (in report order)."""
     intervals = _intervals(ratios, parts, unit)
     rows = []
-    for measure, r in ratios.items():
+    absent = [m for m in expected if m not in ratios]
+    for measure in sorted([*ratios, *absent], key=ANSWER_LEVEL.index) if absent else ratios:
+        if measure in absent:
+            rows.append(FigureRow(measure, NOT_MEASURED, "—", "—", "", DESCRIPTIONS.get(measure, ""), ""))
+            continue
+        r = ratios[measure]
         interval, note = intervals[measure]
         value = format_percent(r.value) + (f" ({r.reason})" if r.reason else "")
         counts = r.ratio().counts()

@@ -1,22 +1,27 @@
 """Agreement between a run's judge and a team's own labels: how often does the judge say what the
 reviewers said?
 
-Human labels come from a labelled-pairs file (the JSONL that `validate-judge` reads) or from the
-desk's review export (a run log whose human labels are judgments by `human:REVIEWER`). A label
-belongs to a claim of the run when the claim's text and its cited passages (ids and texts, order
+Human labels come from a labelled-pairs file (the JSONL that `validate-judge` reads), from the desk's
+review export (a run log whose human labels are judgments by `human:REVIEWER`), from a run scored
+with the curated judge (its judgments are the cases' own labels, as a dataset's experts gave them), or
+from case files with labels (citeaudit's, or another tool's read with `--from`: each case's `labels`).
+A label belongs to a claim of the run when the claim's text and its cited passages (ids and texts, order
 ignored) are the ones labelled. The unit of every figure is one distinct (claim, cited passages)
 pair: a claim repeated word for word on the same passages in several answers is judged once and
 counted once.
 
 A pair the judge left unjudged, or judged with a label it marked uncertain, is not a verdict to agree
 or disagree with: it is listed apart and left out of the figures. So is a pair whose reviewers gave
-different labels (no one label to compare with). The statistics are stats.py's; the desk's review
-mode computes its agreement here too.
+different labels (no one label to compare with), and a label a rule gave rather than the judge (a
+claim that cites nothing is unsupported without asking anyone: such claims have no pair to label, and
+are counted apart among the claims with no human label). The statistics are stats.py's; the desk's
+review mode computes its agreement here too.
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -26,7 +31,9 @@ import numpy as np
 
 from citeaudit.errors import InputError, Problem
 from citeaudit.files.labelled import Row, load_rows
-from citeaudit.metrics.scoring import UNCERTAIN, UNJUDGED
+from citeaudit.metrics.names import NOT_MEASURED
+from citeaudit.metrics.scoring import UNCERTAIN, UNJUDGED, by_rule
+from citeaudit.parse.resolve import ResolvedCase
 from citeaudit.records import Judgment, SourcePassage
 from citeaudit.run.log import RunLog, is_stream, read_runlog, resolved_cases
 from citeaudit.stats import bootstrap_interval, metrics
@@ -38,6 +45,9 @@ MIN_PAIRS = 2
 # something (docs/agreement.md says why twenty).
 DESK_MIN_PAIRS = 20
 HUMAN_JUDGE_PREFIX = "human:"
+# The curated judge's signature starts so: its judgments are the labels the cases carry (judges/curated.py).
+CURATED_JUDGE_PREFIX = "curated@"
+BY_RULE = "labelled by a rule"  # why a claim is not counted: no judge was asked (it cites nothing)
 
 PairKey = tuple[str, frozenset[tuple[str, str | None]]]
 
@@ -48,9 +58,12 @@ def pair_key(text: str, passages: Iterable[tuple[str, str | None]]) -> PairKey:
 
 
 def why_not_counted(judgment: Judgment | None) -> str | None:
-    """"unjudged" or "uncertain" for a judgment that is no verdict to compare with, else None."""
+    """"unjudged", "uncertain" or "labelled by a rule" for a judgment that is no judge's verdict to compare
+    with, else None."""
     if judgment is None:
         return UNJUDGED
+    if by_rule(judgment):
+        return BY_RULE
     return UNCERTAIN if judgment.uncertain else None
 
 
@@ -62,7 +75,7 @@ class Labels:
     """Human labels as labelled rows, and where they came from."""
 
     file: str
-    format: str  # "labelled pairs" or "desk export"
+    format: str  # "labelled pairs", "desk export", "curated run log", "case file" or "FORMAT file" (--from)
     rows: list[Row]
 
 
@@ -79,33 +92,106 @@ def is_run_log(path: str | Path) -> bool:
     return isinstance(data, dict) and "schema_version" in data
 
 
+def holds_cases(path: str | Path) -> bool:
+    """True when the file holds case files' JSON rather than labelled pairs: its first line opens a JSON
+    document (a list, or an object spread over lines) or is a case (it has a `question`, or `cases`).
+    A labelled-pairs file is JSON lines of rows; unreadable files say False: `load_rows` reports them."""
+    try:
+        with open(path, encoding="utf-8-sig") as fh:
+            first = next((line.strip() for line in fh if line.strip()), "")
+    except (OSError, UnicodeDecodeError):
+        return False
+    if first.startswith("[") or first == "{":
+        return True
+    try:
+        data = json.loads(first)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(data, dict) and ("question" in data or "cases" in data)
+
+
+def rows_of_cases(cases: Sequence[ResolvedCase], file: str) -> list[Row]:
+    """Each case's own labels (`labels`, the curated judge's) as labelled rows, with the texts of the
+    passages they name; a file whose cases carry no label at all is an InputError."""
+    rows = [Row(f"{rc.id}/labels[{i}]", label.claim, tuple(rc.passages[p] for p in label.passages), label.label)
+            for rc in cases for i, label in enumerate(rc.case.labels)]
+    if not rows:
+        raise InputError([Problem(file, None, "labels", "no case has labels (each case's `labels`: the human "
+                                                         "labels the curated judge reads)")])
+    return rows
+
+
 def rows_of_export(log: RunLog, file: str) -> list[Row]:
     """The human labels of a desk export (judgments by `human:REVIEWER`) as labelled rows, each with
     the texts of the passages it names; a passage no case of the log holds is a located problem."""
+    rows = _rows_of_judgments(log, file, lambda judge: judge.startswith(HUMAN_JUDGE_PREFIX))
+    if not rows:
+        raise InputError([Problem(file, None, "judgments", f"no human labels (judgments whose judge starts with "
+                                                            f"'{HUMAN_JUDGE_PREFIX}')")])
+    return rows
+
+
+def rows_of_curated_run(log: RunLog, file: str) -> list[Row]:
+    """The judgments of a run scored with the curated judge, the cases' own labels it applied, as
+    labelled rows (see rows_of_export)."""
+    rows = _rows_of_judgments(log, file, lambda judge: judge.startswith(CURATED_JUDGE_PREFIX))
+    if not rows:
+        raise InputError([Problem(file, None, "judgments", "no labels: the run's curated judge judged no "
+                                                            "(claim, cited passages) pair")])
+    return rows
+
+
+def _rows_of_judgments(log: RunLog, file: str, chosen: Callable[[str], bool]) -> list[Row]:
+    """The log's judgments by a judge `chosen` accepts, as labelled rows, each with the texts of the
+    passages it names; a passage no case of the log holds is a located problem."""
     by_identity = {_identity(p): p for rc in resolved_cases(log) for p in rc.passages.values()}
     rows, problems = [], []
     for i, record in enumerate(log.judgments):
-        if not record.judgment.judge.startswith(HUMAN_JUDGE_PREFIX):
+        if not chosen(record.judgment.judge):
             continue
         found = [by_identity.get(json.dumps(ref.model_dump(), sort_keys=True)) for ref in record.passages]
         problems += [Problem(file, None, f"judgments[{i}].passages[{k}]", "no passage of the log's cases has "
                              "this id, document, version, span and hash") for k, p in enumerate(found) if p is None]
         rows.append(Row(f"judgments[{i}]", record.text, tuple(p for p in found if p is not None),
                         record.judgment.label, source=record.judgment.judge))
-    if not rows and not problems:
-        problems.append(Problem(file, None, "judgments", f"no human labels (judgments whose judge starts "
-                                                         f"with '{HUMAN_JUDGE_PREFIX}')"))
     if problems:
         raise InputError(problems)
     return rows
 
 
-def load_labels(path: str | Path, read_log: Callable[[str], RunLog] = read_runlog) -> Labels:
-    """Human labels from a labelled-pairs JSONL file or a desk export (told apart by schema_version);
-    every problem is an InputError located as file:line: field: message."""
+def _citeaudit_cases(path: str) -> list[ResolvedCase]:
+    from citeaudit.files.loading import load_cases
+
+    return load_cases([path])
+
+
+def load_labels(path: str | Path, read_log: Callable[[str], RunLog] = read_runlog,
+                read_cases: Callable[[str], Sequence[ResolvedCase]] = _citeaudit_cases,
+                source_format: str | None = None) -> Labels:
+    """Human labels from a labelled-pairs JSONL file, a run log (a desk export's human labels, else the
+    judgments of a run scored with the curated judge), or case files with labels (read by `read_cases`;
+    `source_format` names another tool's format, whose reader `read_cases` applies). Every problem is an
+    InputError located as file:line: field: message."""
+    name = str(path)
+    if source_format not in (None, "citeaudit"):
+        return Labels(name, f"{source_format} file", rows_of_cases(read_cases(name), name))
     if is_run_log(path):
-        return Labels(str(path), "desk export", rows_of_export(read_log(str(path)), str(path)))
-    return Labels(str(path), "labelled pairs", load_rows(path))
+        return _labels_of_log(read_log(name), name)
+    if holds_cases(path):
+        return Labels(name, "case file", rows_of_cases(read_cases(name), name))
+    return Labels(name, "labelled pairs", load_rows(path))
+
+
+def _labels_of_log(log: RunLog, file: str) -> Labels:
+    """A desk export's human labels; else, for a run scored with the curated judge, its judgments."""
+    if any(r.judgment.judge.startswith(HUMAN_JUDGE_PREFIX) for r in log.judgments):
+        return Labels(file, "desk export", rows_of_export(log, file))
+    if log.judge.startswith(CURATED_JUDGE_PREFIX):
+        return Labels(file, "curated run log", rows_of_curated_run(log, file))
+    raise InputError([Problem(file, None, "judgments", f"no human labels: the run was judged by {log.judge}; "
+                              f"labels come from a desk export (judgments whose judge starts with "
+                              f"'{HUMAN_JUDGE_PREFIX}'), a run scored with the curated judge, case files "
+                              "with labels, or labelled pairs")])
 
 
 def _identity(passage: SourcePassage) -> str:
@@ -178,7 +264,7 @@ class LabelledPair:
     explanation: str
     claims: list[str]  # where the run makes this claim
     labels: list[str]  # ids of the human labels it matched
-    not_counted: str | None = None  # "unjudged", "uncertain" or "reviewers differ"
+    not_counted: str | None = None  # "unjudged", "uncertain", "labelled by a rule" or "reviewers differ"
 
 
 @dataclass
@@ -190,6 +276,7 @@ class Agreement:
     not_counted: list[LabelledPair]
     unmatched_labels: list[str]  # ids of human labels no claim of the run matched
     unlabelled_claims: int  # claims of the run no human label matched
+    unlabelled_by_rule: int = 0  # of those, the claims a rule labelled (they cite nothing): no judge was asked
 
     @property
     def disagreements(self) -> list[LabelledPair]:
@@ -198,7 +285,8 @@ class Agreement:
     def to_dict(self) -> dict[str, Any]:
         return {**self.figures, "disagreements": [asdict(p) for p in self.disagreements],
                 "not_counted": [asdict(p) for p in self.not_counted],
-                "unmatched_labels": self.unmatched_labels, "unlabelled_claims": self.unlabelled_claims}
+                "unmatched_labels": self.unmatched_labels, "unlabelled_claims": self.unlabelled_claims,
+                "unlabelled_by_rule": self.unlabelled_by_rule}
 
 
 def figures(human: Sequence[str], judge: Sequence[str], resamples: int = 1000, seed: int = 0,
@@ -230,11 +318,11 @@ def compare(claims: Sequence[RunClaim], rows: Sequence[Row], resamples: int = 10
         by_key.setdefault(pair_key(row.claim, ((p.id, p.text) for p in row.passages)), []).append(row)
     units: dict[tuple[PairKey, str], LabelledPair] = {}
     matched: set[str] = set()
-    unlabelled = 0
+    unlabelled = Counter()
     for claim in claims:
         found = by_key.get(claim.key)
         if not found:
-            unlabelled += 1
+            unlabelled[by_rule(claim.judgment)] += 1
             continue
         matched.update(r.id for r in found)
         unit_key = (claim.key, claim.label)
@@ -244,7 +332,7 @@ def compare(claims: Sequence[RunClaim], rows: Sequence[Row], resamples: int = 10
     counted = [u for u in units.values() if u.not_counted is None]
     result = figures([u.human for u in counted], [u.judge for u in counted], resamples, seed, min_pairs)
     return Agreement(result, counted, [u for u in units.values() if u.not_counted is not None],
-                     [r.id for r in rows if r.id not in matched], unlabelled)
+                     [r.id for r in rows if r.id not in matched], unlabelled.total(), unlabelled[True])
 
 
 def _pair(claim: RunClaim, rows: list[Row]) -> LabelledPair:
@@ -258,5 +346,7 @@ def agree(log: RunLog, labels: Labels, resamples: int = 1000, seed: int = 0) -> 
     """How often the run's judge agrees with the human labels (see `figures` and `Agreement`), as the
     JSON that `citeaudit agree --format json` prints."""
     found = compare(claims_of_log(log), labels.rows, resamples, seed)
+    if not log.settings.to_settings().judges_claims:  # every pair unjudged: say why, not "0 so far"
+        found.figures["undefined"] = f"the run's measures judge no claim ({NOT_MEASURED})"
     return {"judge": log.judge, "labels": {"file": labels.file, "format": labels.format, "rows": len(labels.rows)},
             "resamples": resamples, "seed": seed, **found.to_dict()}

@@ -4,6 +4,9 @@ claims both make (Cohen's kappa, confusion), and the claims whose label changed,
 first. Claims a judge left unsure are reported as such, apart: a run never reads as making fewer
 unsupported claims because its judge was unsure of them.
 
+A run scored with `--metrics` holds only the measures it asked for: a figure one run did not measure
+reads "not measured in this run" on its side, with no difference, and its sentence in the reading says so.
+
 Two runs are compared only when their signatures agree on every field that changes figures (judge,
 parser and claim splitter, the no-citation convention): a curated run beside an embedding run is a
 comparison of judges, not of systems, and is refused unless asked for explicitly (`allow_mismatch`).
@@ -21,7 +24,7 @@ from citeaudit.run.agree import MIN_PAIRS, figures
 from citeaudit.errors import ComparisonError, RunMismatch
 from citeaudit.metrics import names as N
 from citeaudit.metrics.ratio import format_interval, format_percent
-from citeaudit.metrics.scoring import UNCERTAIN
+from citeaudit.metrics.scoring import UNCERTAIN, UNJUDGED, by_rule
 from citeaudit.records import LABELS
 from citeaudit.run.results import AnswerRecord, RatioRecord, Ratios
 from citeaudit.run.log import RunLog
@@ -80,7 +83,7 @@ class Difference:
 class Comparison:
     name_a: str
     name_b: str
-    rows: list[tuple[str, RatioRecord, RatioRecord]]
+    rows: list[tuple[str, RatioRecord | None, RatioRecord | None]]  # None: the run did not measure it
     reading: list[str]
     claims: list[ClaimDiff]  # most consequential change first
     mismatches: list[tuple[str, str | None, str | None]] = field(default_factory=list)  # compared anyway
@@ -122,6 +125,7 @@ class _Claim:
     label: str
     where: str
     weight: float
+    by_rule: bool = False  # labelled by a rule (it cites nothing, or names no passage): no judge was asked
 
 
 def _claims(log: RunLog, system: str | None) -> dict[tuple[str, str], _Claim]:
@@ -133,7 +137,7 @@ def _claims(log: RunLog, system: str | None) -> dict[tuple[str, str], _Claim]:
             key_prefix = a.case if system is not None else f"{a.case}/{a.answer}"
             for c in a.claims:
                 where = f"{a.case}/{a.answer} claim {c.statement + 1}.{c.index + 1}"
-                out[(key_prefix, c.text)] = _Claim(c.label, where, 1 / len(a.claims))
+                out[(key_prefix, c.text)] = _Claim(c.label, where, 1 / len(a.claims), by_rule(c.judgment))
     return out
 
 
@@ -157,7 +161,9 @@ def run_names(path_a: str, log_a: RunLog, system_a: str | None, path_b: str, log
     return f"{a} (first)", f"{b} (second)"
 
 
-def _fmt(r: RatioRecord) -> str:
+def _fmt(r: RatioRecord | None) -> str:
+    if r is None:
+        return N.NOT_MEASURED
     if r.value is None:
         return "n/a"
     ratio = r.ratio()
@@ -168,11 +174,24 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'s' if n != 1 else ''}"
 
 
+def _unmeasured(measure: str, a: Ratios, b: Ratios, na: str, nb: str) -> str | None:
+    """The sentence for a measure one run (or both) did not measure; None when both did."""
+    measured = [(name, figures[measure]) for name, figures in ((na, a), (nb, b)) if measure in figures]
+    if len(measured) == 2:
+        return None
+    if not measured:
+        return f"{measure} not measured in either run"
+    (name, figure), = measured
+    return f"{measure} not measured in {nb if name == na else na} ({name}: {_fmt(figure)})"
+
+
 def _reading(a: Ratios, b: Ratios, na: str, nb: str, unsure: dict[str, Any]) -> list[str]:
     """Plain sentences for the two figures that most often move apart: support and coverage. Claims a
     run left unsure are in neither run's support, so a run never reads as making fewer unsupported
-    claims because it left them unsure: with some, only a gap they cannot close counts (see _support)."""
-    lines = [_support(a[N.SUPPORT], b[N.SUPPORT], na, nb, unsure["a"], unsure["b"])]
+    claims because it left them unsure: with some, only a gap they cannot close counts (see _support).
+    A figure a run did not measure is said to be so, never compared."""
+    lines = [_unmeasured(N.SUPPORT, a, b, na, nb)
+             or _support(a[N.SUPPORT], b[N.SUPPORT], na, nb, unsure["a"], unsure["b"])]
     if unsure["a"] or unsure["b"]:
         lines.append(f"claims left unsure, in no figure: {unsure['a']} in {na}, {unsure['b']} in {nb}")
         for who, other, labels in ((nb, na, unsure["b_unsure_a_judged"]), (na, nb, unsure["a_unsure_b_judged"])):
@@ -181,6 +200,9 @@ def _reading(a: Ratios, b: Ratios, na: str, nb: str, unsure: dict[str, Any]) -> 
                 full = labels.get("full", 0)
                 lines.append(f"{who} left {_plural(n, 'claim')} unsure that {other} judged "
                              f"({other}: {full} supported, {n - full} not)")
+    missing = _unmeasured(N.COVERAGE, a, b, na, nb)
+    if missing:
+        return [*lines, missing]
     ca, cb = a[N.COVERAGE], b[N.COVERAGE]
     if ca.value == cb.value:
         lines.append(f"same coverage ({_fmt(ca)} vs {_fmt(cb)})")
@@ -232,7 +254,7 @@ def compare(log_a: RunLog, log_b: RunLog, system_a: str | None = None, system_b:
     if mismatches and not allow_mismatch:
         raise RunMismatch(_mismatch_message(mismatches, "A", "B", (name_a, name_b)))
     a, b = _summary(log_a, system_a), _summary(log_b, system_b)
-    rows = [(m, a[m], b[m]) for m in COMPARED if m in a and m in b]
+    rows = [(m, a.get(m), b.get(m)) for m in COMPARED if m in a or m in b]
     answers_a, answers_b = _answers(log_a, system_a), _answers(log_b, system_b)
     paired = [k for k in answers_a if k in answers_b]
     differences = _differences_of(rows, [answers_a[k] for k in paired], [answers_b[k] for k in paired],
@@ -267,13 +289,14 @@ def _diff(key: tuple[str, str], a: _Claim | None, b: _Claim | None) -> ClaimDiff
                      b.where if b else None, max(a.weight if a else 0.0, b.weight if b else 0.0))
 
 
-def _differences_of(rows: list[tuple[str, RatioRecord, RatioRecord]], paired_a: list[AnswerRecord],
+def _differences_of(rows: list[tuple[str, RatioRecord | None, RatioRecord | None]], paired_a: list[AnswerRecord],
                     paired_b: list[AnswerRecord], resamples: int, seed: int) -> dict[str, Difference]:
-    """Each summed measure's B − A on the paired answers, recomputed from their counts."""
+    """Each summed measure's B − A on the paired answers, recomputed from their counts (none for a
+    measure one run did not measure)."""
     if not paired_a:
         return {m: Difference(None, None) for m, _, _ in rows}
     everywhere = set.intersection(*(set(x.metrics) for x in (*paired_a, *paired_b)))
-    measures = [m for m, ra, rb in rows if ra.kind == rb.kind == "ratio" and m in everywhere]
+    measures = [m for m, ra, rb in rows if ra and rb and ra.kind == rb.kind == "ratio" and m in everywhere]
     records = [[[x.metrics[m] for m in measures] for x in answers] for answers in (paired_a, paired_b)]
     counts = [[[r.numerator for r in row] for row in side] for side in records]
     totals = [[[r.denominator for r in row] for row in side] for side in records]
@@ -283,17 +306,35 @@ def _differences_of(rows: list[tuple[str, RatioRecord, RatioRecord]], paired_a: 
     return {m: Difference(value, interval) for m, (value, interval) in zip(measures, found)}
 
 
+# Why a claim both runs make is left out of their agreement, in the order the reasons are tried: a label
+# no judge gave (a rule's: the claim cites nothing, or names no passage), no judgment, an unsure one.
+RULE = "rule"
+NOT_COUNTED_REASONS = {RULE: "labelled by a rule in a run (it cites nothing, or names no passage: no judge "
+                             "was asked)",
+                       UNJUDGED: "unjudged in a run", UNCERTAIN: "left unsure in a run"}
+
+
+def _left_out(a: _Claim, b: _Claim) -> str | None:
+    """Why a claim both runs make is no pair of verdicts to agree on; None when both judges judged it."""
+    if a.by_rule or b.by_rule:
+        return RULE
+    return next((reason for reason in (UNJUDGED, UNCERTAIN) if reason in (a.label, b.label)), None)
+
+
 def _label_agreement(claims_a: dict[tuple[str, str], _Claim], claims_b: dict[tuple[str, str], _Claim],
                      resamples: int, seed: int) -> dict[str, Any]:
-    """Agreement of the two runs' labels on the claims both make (the figures of agree.py, with A in
-    the rows); a claim either run left uncertain or unjudged is counted apart."""
-    shared = [(claims_a[k].label, claims_b[k].label) for k in claims_a if k in claims_b]
-    counted = [(x, y) for x, y in shared if x in LABELS and y in LABELS]
+    """Agreement of the two runs' labels on the claims both runs' judges judged (the figures of
+    agree.py, with A in the rows). A claim a rule labelled in either run (two rules agree, whatever the
+    judges), or that either run left unjudged or unsure, is counted apart, by reason."""
+    shared = [(claims_a[k], claims_b[k]) for k in claims_a if k in claims_b]
+    reasons = Counter(_left_out(x, y) for x, y in shared)
+    counted = [(x.label, y.label) for x, y in shared if _left_out(x, y) is None]
     found = figures([x for x, _ in counted], [y for _, y in counted], resamples, seed)
     kept = ("n", "agree", "agreement", "agreement_ci", "kappa", "kappa_ci", "confusion")
     undefined = f"needs at least {MIN_PAIRS} claims judged in both runs; {len(counted)} here"
     return {**{k: found[k] for k in kept}, "undefined": undefined if found["undefined"] else None,
-            "shared_claims": len(shared), "not_counted": len(shared) - len(counted)}
+            "shared_claims": len(shared), "not_counted": len(shared) - len(counted),
+            "not_counted_by_reason": {r: reasons[r] for r in NOT_COUNTED_REASONS if reasons[r]}}
 
 
 _FIELD_NAMES = {"judge": "judge", "parser": "parser", "claims": "claim splitter",
@@ -338,7 +379,8 @@ def _agreement_lines(c: Comparison) -> list[str]:
     g = c.agreement
     if not g:
         return []
-    apart = f"; {g['not_counted']} left out, uncertain or unjudged in a run" if g["not_counted"] else ""
+    reasons = ", ".join(f"{n} {NOT_COUNTED_REASONS[r]}" for r, n in g["not_counted_by_reason"].items())
+    apart = f"; {g['not_counted']} left out: {reasons}" if g["not_counted"] else ""
     head = f"labels of the {g['shared_claims']} claims both runs make ({g['n']} judged in both{apart}):"
     if g["undefined"]:
         return ["", head, f"  n/a: {g['undefined']}"]
@@ -397,6 +439,10 @@ def _answers_count(n: int) -> str:
     return f"{n} answer{'s' if n != 1 else ''}"
 
 
+def _figure_json(r: RatioRecord | None) -> dict[str, Any]:
+    return N.not_measured_json() if r is None else r.model_dump()
+
+
 def comparison_json(c: Comparison) -> dict[str, Any]:
     """The comparison as `compare --format json` prints it."""
     n_a, n_b, paired = c.answers
@@ -404,7 +450,7 @@ def comparison_json(c: Comparison) -> dict[str, Any]:
         "a": c.name_a, "b": c.name_b,
         "signature_mismatches": [{"field": f, "a": a, "b": b} for f, a, b in c.mismatches],
         "answers": {"a": n_a, "b": n_b, "paired": paired},
-        "measures": {m: {"a": a.model_dump(), "b": b.model_dump(),
+        "measures": {m: {"a": _figure_json(a), "b": _figure_json(b),
                          "difference": asdict(c.differences[m]) if m in c.differences else None}
                      for m, a, b in c.rows},
         "bootstrap": {"paired_by": "answers", "resamples": c.resamples, "seed": c.seed, "level": 0.95},

@@ -17,6 +17,10 @@ no supported one) is undecided for the same reason, and gets that cause too.
 
 A claim's evidence is known through the required facts it names (`facts`); a claim that names none is
 judged only against what it cites.
+
+A claim no judge judged (unlabelled with --missing-labels skip) has no cause to find, and a required fact
+only such claims convey is undecided, not omitted. A run whose measures judge no claim (`--metrics
+citation_recall`, say) finds nothing about facts either: which of them the answer conveys was not measured.
 """
 
 from __future__ import annotations
@@ -113,12 +117,16 @@ def diagnose(rc: ResolvedCase, result: AnswerResult, k: int | None = None) -> li
                 causes_by_fact[f] = cause
             else:
                 causes_by_fact.setdefault(f, cause)
+    if not result.settings.judges_claims:  # no claim judged: which facts are conveyed is not known
+        return findings
     answer = next(a for a in rc.case.answers if a.id == result.answer_id)
     abstained = {f for st in answer.statements if st.kind == "abstention" for f in st.facts}
     for fact in rc.case.facts:
         if fact.id in result.covered_facts:
             continue
         cause = causes_by_fact.get(fact.id)
+        if cause is None and fact.id in result.undecided_facts:
+            continue  # stated only by claims no judge judged: undecided, not omitted
         if cause is None:
             missing = retrieved is not None and any(rc.passages[p].doc_id not in retrieved for p in fact.passages)
             cause = "abstained" if fact.id in abstained else "not_retrieved" if missing else "omitted"

@@ -31,7 +31,7 @@ from citeaudit.judges import Judge, Judgments, JudgeSpec, JudgmentStore, judgmen
 from citeaudit.metrics import Report, Settings
 from citeaudit.run.pipeline import case_report
 from citeaudit.metrics import names as N
-from citeaudit.metrics.scoring import INVALID_CITATION_JUDGE, NO_CITATION_JUDGE, AnswerResult, ClaimResult, plan_requests
+from citeaudit.metrics.scoring import AnswerResult, ClaimResult, by_rule, plan_requests
 from citeaudit.records import Answer, Case, Document, Judgment, Passage, SourcePassage
 from citeaudit.run.advice import guard_notes
 from citeaudit.parse.resolve import ResolvedCase, resolve
@@ -418,7 +418,7 @@ def _reason(claim: ClaimResult) -> str:
     j = claim.judgment
     if j is None:
         return "not judged: the judge has no label for this pair"
-    if j.judge in (NO_CITATION_JUDGE, INVALID_CITATION_JUDGE):
+    if by_rule(j):
         return j.explanation or "no passage is cited"
     notes = guard_notes(j.explanation)  # the model judge's qualifier guard, as it recorded its finding
     if notes:
