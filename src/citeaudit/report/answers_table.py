@@ -52,4 +52,4 @@ def answers_data(log: RunLog, strings: Strings) -> dict[str, Any]:
                      *(_figure(a.metrics.get(m), strings) for m in FIGURES),
                      a.labels.get(UNCERTAIN, 0) if judges_claims else None,
                      _findings([f.cause for f in findings], strings)])
-    return {"columns": COLUMNS, "rows": rows}
+    return {"columns": COLUMNS, "figures": FIGURES, "rows": rows}

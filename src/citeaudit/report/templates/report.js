@@ -284,7 +284,7 @@
   // Rows come worst support first (the terminal report's order): sorting by support is that order.
   var A = data.answers, arows = A.rows, AC = {};
   A.columns.forEach(function (name, i) { AC[name] = i; });
-  var FIGURES = ["support", "citation_recall", "citation_precision", "coverage"];
+  var FIGURES = A.figures;
   var answersTable = document.getElementById("answers-table");
   var af = {
     system: document.getElementById("a-system"), finding: document.getElementById("a-finding"),
@@ -325,7 +325,7 @@
     unsure: [byNumber(AC.unsure), function (i) { return arows[i][AC.unsure] === null; }, -1],
     findings: [function (a, b) { return findingCount(arows[a]) - findingCount(arows[b]); }, never, -1]
   };
-  FIGURES.slice(1).forEach(function (name) {
+  FIGURES.filter(function (name) { return name !== "support"; }).forEach(function (name) {
     var col = AC[name];
     ANSWER_KEYS[name] = [function (a, b) { return figureValue(arows[a][col]) - figureValue(arows[b][col]); },
       function (i) { return figureValue(arows[i][col]) === null; }, 1];
