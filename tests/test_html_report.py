@@ -10,10 +10,13 @@ import pytest
 
 from citeaudit.judges import Judgments, make_judge
 from citeaudit.metrics import Settings, score_cases
+from citeaudit.metrics import names as N
 from citeaudit.records import Judgment
 from citeaudit.report import charts
 from citeaudit.run.advice import NEUTRAL, claim_advice, guard_notes
+from citeaudit.report.answers_table import FIGURES
 from citeaudit.report.html import render_html
+from citeaudit.report.render import worst_answers
 from citeaudit.stats import ratio_intervals
 from citeaudit.run.log import build_runlog
 
@@ -29,9 +32,14 @@ def p7_html() -> str:
     return render_html(p7_log())
 
 
+def report_data(html: str) -> dict:
+    """The JSON the page's script reads."""
+    return json.loads(re.search(r'<script type="application/json" id="report-data">(.*?)</script>', html, re.S).group(1))
+
+
 def report_rows(html: str) -> list[dict]:
     """The claims table's rows as the page's script reads them, each a dict with strings resolved."""
-    data = json.loads(re.search(r'<script type="application/json" id="report-data">(.*?)</script>', html, re.S).group(1))
+    data = report_data(html)
     strings, passages = data["strings"], data["passages"]
     interned = {"system", "case", "answer", "label", "cause", "explanation", "advice"}
     rows = []
@@ -275,3 +283,177 @@ def test_advice_names_the_documenting_passage_that_was_not_cited():
     assert claim_advice(j, "retrieved_not_cited", ["S1"]).endswith("cite S1.")
     assert "(S4) was never retrieved" in claim_advice(j, "not_retrieved", ["S4"])
     assert claim_advice(j, "retrieved_not_cited") == claim_advice(j, "retrieved_not_cited", [])
+
+
+# --- the answers table ---------------------------------------------------------------------------------
+
+
+def answer_rows(html: str) -> list[dict]:
+    """The answers table's rows in the page's order, strings resolved: each figure as its text (None: not
+    measured), findings as {cause: count}."""
+    data = report_data(html)
+    strings, table = data["strings"], data["answers"]
+    rows = []
+    for raw in table["rows"]:
+        row = dict(zip(table["columns"], raw))
+        row.update({c: strings[row[c]] for c in ("system", "case", "answer")})
+        row.update({m: None if row[m] is None else strings[row[m][2]] for m in FIGURES})
+        found = row["findings"]
+        row["findings"] = {strings[c]: n for c, n in zip(found[::2], found[1::2])}
+        rows.append(row)
+    return rows
+
+
+class Ranked:
+    """"a" full, "b" unsure (best guess none), anything else none."""
+
+    name, signature = "ranked", "ranked@test"
+
+    def judge(self, text, passages):
+        if text == "b":
+            return Judgment(label="none", judge=self.signature, uncertain=True, scores={"support": 0.45})
+        return Judgment(label="full" if text.startswith("a") else "none", judge=self.signature)
+
+
+RUN_ORDER = ["good", "bad", "unsure", "uncited", "silent"]
+
+
+def ranked_log(settings: Settings = Settings()):
+    """Five answers whose worst-first order is not their run order."""
+    answers = {"good": [{"text": "a", "citations": ["S1"]}],
+               "bad": [{"text": "x", "citations": ["S1"]}, {"text": "a", "citations": ["S2"]}],
+               "unsure": [{"text": "b", "citations": ["S2"]}],
+               "uncited": [{"text": "x"}],
+               "silent": [{"text": "The sources do not say.", "kind": "abstention"}]}
+    case = make_case(answers["good"], answers_extra=[{"id": name, "statements": sts} for name, sts in answers.items()
+                                                     if name != "good"])
+    case["answers"][0]["id"] = "good"
+    cases = load(case)
+    judgments = Judgments(Ranked())
+    return build_runlog(score_cases(cases, judgments, settings), judgments)
+
+
+def test_the_answers_table_lists_every_answer_worst_support_first():
+    log = ranked_log()
+    assert [a.answer for a in log.results.answers] == RUN_ORDER
+    rows = answer_rows(render_html(log))
+    # the terminal report's order: lowest support at best, an unsure claim counted as supported, an answer
+    # with neither a judged nor an unsure claim last
+    assert [r["answer"] for r in rows] == ["uncited", "bad", "unsure", "good", "silent"]
+    assert [r["answer"] for r in rows] == [a.answer for a in worst_answers(log.results, limit=len(rows))]
+    by_id = {r["answer"]: r for r in rows}
+    assert (by_id["bad"]["claims"], by_id["bad"]["support"], by_id["bad"]["unsure"]) == (2, "1/2 (50.0 %)", 0)
+    assert (by_id["unsure"]["support"], by_id["unsure"]["unsure"]) == ("n/a (no judged claims)", 1)
+    assert by_id["unsure"]["findings"] == {"judge_unsure": 1}
+    silent = by_id["silent"]
+    assert (silent["claims"], silent["abstained"]) == (0, 1)
+    assert silent["support"] == "n/a (abstention: the answer makes no claim)"
+
+
+def test_the_answers_table_carries_each_answers_figures_and_findings(p7_html):
+    rows = {r["answer"]: r for r in answer_rows(p7_html)}
+    a = rows["A"]
+    assert [a[m] for m in FIGURES] == ["1/3 (33.3 %)"] * 4
+    assert (a["system"], a["case"], a["claims"]) == ("A", "p7", 3)
+    assert a["findings"] == {"cited_unsupported": 2, "omitted": 2}
+    assert rows["B"]["coverage"] == "1/3 (33.3 %)" and rows["B"]["findings"] == {"omitted": 2}
+    assert rows["C"]["findings"] == {}
+
+
+@pytest.mark.parametrize("measures, unsure", [
+    ((N.SUPPORT,), 1),  # claims judged: their unsure count is known
+    ((N.CITATION_RECALL,), None),  # no claim judged: unsure not measured either
+])
+def test_a_measure_the_run_did_not_score_is_not_measured_never_zero(measures, unsure):
+    rows = {r["answer"]: r for r in answer_rows(render_html(ranked_log(Settings(metrics=measures))))}
+    for m in FIGURES:
+        assert (rows["bad"][m] is None) == (m not in measures), m
+    assert rows["unsure"]["unsure"] == unsure
+
+
+def test_a_zero_denominator_is_n_a_or_the_value_its_convention_gives():
+    def precision(settings):
+        data = report_data(render_html(ranked_log(settings)))
+        table = data["answers"]
+        column = table["columns"].index(N.CITATION_PRECISION)
+        row = next(r for r in table["rows"] if data["strings"][r[table["columns"].index("answer")]] == "uncited")
+        figure = row[column]
+        return figure[:2], data["strings"][figure[2]], figure[3:]
+
+    counts, text, value = precision(Settings())
+    assert counts == [0, 0] and text.startswith("n/a (") and value == []
+    counts, text, value = precision(Settings(no_citation_precision="zero"))
+    assert counts == [0, 0] and text.startswith("0/0 (0.0 %") and value == [0.0]
+
+
+def _answer_cells(page, column: int) -> list[str]:
+    return page.locator(f"#answers-table tr.row td:nth-child({column})").all_inner_texts()
+
+
+def test_in_chromium_an_answer_row_opens_its_claims(chromium, tmp_path):
+    from playwright.sync_api import expect
+
+    page = chromium.new_page(viewport={"width": 1200, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda err: errors.append(str(err)))
+    path = tmp_path / "ranked.html"
+    path.write_text(render_html(ranked_log()), encoding="utf-8")
+    page.goto(path.as_uri())
+    page.wait_for_selector("body[data-ready=true]")
+    expect(page.locator("#answers-shown")).to_have_text("5 of 5 answers")
+    expect(page.locator("#answers-table tr.row td:nth-child(2)")).to_have_text(
+        ["t / uncited", "t / bad", "t / unsure", "t / good", "t / silent"])
+    expect(page.locator("#shown")).to_have_text("5 of 5 rows")
+
+    page.locator("#answers-table tr.row", has_text="t / bad").click()
+    expect(page.locator("#f-answer")).to_be_visible()
+    expect(page.locator("#f-answer-name")).to_have_text("t / bad")
+    expect(page.locator("#claims-table tr.row td:nth-child(3)")).to_have_text(["x", "a"])
+    expect(page.locator("#shown")).to_have_text("2 of 5 rows")
+
+    page.click("#f-answer-clear")
+    expect(page.locator("#f-answer")).to_be_hidden()
+    expect(page.locator("#shown")).to_have_text("5 of 5 rows")
+
+    # from the keyboard, and every other claims filter cleared so that none of the answer's claims hides
+    page.select_option("#f-label", "full")
+    page.locator("#answers-table tr.row", has_text="t / unsure").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#f-label")).to_have_value("")
+    expect(page.locator("#claims-table tr.row td:nth-child(3)")).to_have_text(["b"])
+    expect(page.locator("#claims-table tr.row").first).to_be_focused()
+    assert errors == []
+    page.close()
+
+
+def test_in_chromium_a_run_of_some_measures_shows_them_not_measured(chromium, test_output, tmp_path):
+    from playwright.sync_api import expect
+
+    page = chromium.new_page(viewport={"width": 1200, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda err: errors.append(str(err)))
+    path = tmp_path / "support-only.html"
+    path.write_text(render_html(ranked_log(Settings(metrics=(N.CITATION_RECALL,)))), encoding="utf-8")
+    page.goto(path.as_uri())
+    page.wait_for_selector("body[data-ready=true]")
+    not_measured = ["not measured"] * 5
+    for column in (4, 6, 7, 8):  # support, citation precision, coverage, unsure
+        expect(page.locator(f"#answers-table tr.row td:nth-child({column})")).to_have_text(not_measured)
+    run_order = [f"t / {a}" for a in RUN_ORDER]  # no support measured: no answer is ranked
+    where = page.locator("#answers-table tr.row td:nth-child(2)")
+    expect(where).to_have_text(run_order)
+    # sorting by a measure no answer has keeps every row, in run order either way
+    page.click("#answers-table th[data-sort=coverage] button")
+    expect(page.locator("#answers-table th[data-sort=coverage]")).to_have_attribute("aria-sort", "ascending")
+    expect(where).to_have_text(run_order)
+    page.click("#answers-table th[data-sort=coverage] button")
+    expect(page.locator("#answers-table th[data-sort=coverage]")).to_have_attribute("aria-sort", "descending")
+    expect(where).to_have_text(run_order)
+    # a measure the run has: undefined figures (n/a) last, after the lowest
+    page.click("#answers-table th[data-sort=citation_recall] button")
+    expect(page.locator("#answers-table tr.row td:nth-child(5)")).to_have_text([
+        "0/1 (0.0 %)", "1/2 (50.0 %)", "1/1 (100.0 %)", "n/a (no judged statements)",
+        "n/a (abstention: the answer makes no claim)"])
+    page.locator("#answers").screenshot(path=str(test_output / "html-report-answers-not-measured.png"))
+    assert errors == []
+    page.close()

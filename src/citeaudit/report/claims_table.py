@@ -16,8 +16,9 @@ COLUMNS = ("kind", "system", "case", "answer", "ref", "text", "label", "cause", 
            "explanation", "advice", "passages", "evidence", "marks")
 
 
-class _Strings:
-    """Repeated strings (systems, labels, causes, explanations, advice) stored once, rows hold indexes."""
+class Strings:
+    """Repeated strings (systems, ids, labels, causes, explanations, advice, figures) stored once, rows
+    hold indexes; the claims and answers tables share one."""
 
     def __init__(self) -> None:
         self.items: list[str] = []
@@ -30,9 +31,8 @@ class _Strings:
         return self._index[s]
 
 
-def table_data(log: RunLog, passages: dict[tuple[str, str], dict[str, Any]]) -> dict[str, Any]:
-    """Rows, passages and the string table, shaped for the page's script (see COLUMNS)."""
-    strings = _Strings()
+def table_data(log: RunLog, passages: dict[tuple[str, str], dict[str, Any]], strings: Strings) -> dict[str, Any]:
+    """Rows and passages, shaped for the page's script (see COLUMNS); their strings go to `strings`."""
     passage_rows: list[list[Any]] = []
     passage_index: dict[tuple[str, str], int] = {}
 
@@ -79,7 +79,7 @@ def table_data(log: RunLog, passages: dict[tuple[str, str], dict[str, Any]]) -> 
             rows.append(["fact", strings(a.system), strings(a.case), strings(a.answer), f.ref, f.text,
                          strings("missed"), strings(f.cause), None, 0, strings(""),
                          strings(f"Required fact {f.cause.replace('_', ' ')}: {f.advice}."), documenting, None, []])
-    return {"columns": COLUMNS, "strings": strings.items, "passages": passage_rows, "rows": rows, "fold": FOLD}
+    return {"columns": COLUMNS, "passages": passage_rows, "rows": rows, "fold": FOLD}
 
 
 def _uncited_evidence(facts: dict, claim) -> list[str]:

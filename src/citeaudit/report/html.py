@@ -2,8 +2,9 @@
 
 Everything shown comes from the run log (never a recomputation). The page reads top-down: a compact
 header (judge signature, conventions), the summary tables, distributions drawn as static SVG
-(report/charts.py), the diagnosis as counts per cause with the next action, and a claims table drawn by a
-small script from JSON embedded once (report/claims_table.py), sorted, filtered and paged in the page.
+(report/charts.py), the diagnosis as counts per cause with the next action, then an answers table
+(report/answers_table.py) and a claims table (report/claims_table.py), drawn by a small script from JSON
+embedded once, sorted, filtered and paged in the page.
 
 Untrusted text (questions, claims, passages, ids) is escaped by Jinja2's autoescape in the HTML, escaped
 for <script> in the embedded JSON, and inserted by the script as text nodes only.
@@ -17,7 +18,9 @@ from typing import Any
 from citeaudit.metrics import names as N
 from citeaudit.run.log import RunLog
 from citeaudit.report import charts
-from citeaudit.report.claims_table import embed_json, table_data
+from citeaudit.metrics.names import DESCRIPTIONS
+from citeaudit.report.answers_table import FIGURES, answers_data
+from citeaudit.report.claims_table import Strings, embed_json, table_data
 from citeaudit.report.summary_view import figure_rows, label_counts
 
 LABEL_COLOURS = {"full": "#2e7d32", "partial": "#f9a825", "none": "#c62828", "contradicts": "#6a1b9a",
@@ -109,7 +112,9 @@ def render_html(log: RunLog) -> str:
     retrieval_rows = figure_rows(results.summary.retrieval, [c.retrieval for c in results.cases], "case")
     diagnosis_rows, diagnosis_values = _diagnosis(log, systems)
     svgs = _charts(log, {s["system"]: s["labels"] for s in summaries}, diagnosis_values)
-    data = table_data(log, _passage_texts(log))
+    strings = Strings()
+    data = {**table_data(log, _passage_texts(log), strings), "answers": answers_data(log, strings),
+            "strings": strings.items}
     static = files("citeaudit.report") / "templates"
     return env.get_template("report.html.j2").render(
         log=log, results=results, summaries=summaries, retrieval_rows=retrieval_rows,
@@ -117,6 +122,7 @@ def render_html(log: RunLog) -> str:
         charts=None if svgs is None else {k: Markup(v) for k, v in svgs.items()},
         install_hint=charts.INSTALL_HINT, claims=sum(s["claims"] for s in summaries),
         causes=sorted({c for g in CAUSE_GROUPS.values() for c in g[0]}),
+        answer_figures=[(m, DESCRIPTIONS[m]) for m in FIGURES],  # support first: the default order
         data=Markup(embed_json(data)),
         script=Markup((static / "report.js").read_text(encoding="utf-8")),
         style=Markup((static / "report.css").read_text(encoding="utf-8")),

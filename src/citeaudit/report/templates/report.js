@@ -1,10 +1,12 @@
-// The claims table: rows come from the JSON embedded in the page, are sorted, filtered and paged here,
-// and only one page of them is in the DOM. Every piece of text is inserted as a text node (append with
-// a string, textContent, setAttribute), never parsed as HTML: claims and passages are untrusted.
+// The answers table and the claims table: rows come from the JSON embedded in the page, are sorted,
+// filtered and paged here, and only one page of each is in the DOM. Every piece of text is inserted as a
+// text node (append with a string, textContent, setAttribute), never parsed as HTML: ids, claims and
+// passages are untrusted.
 (function () {
   "use strict";
   var data = JSON.parse(document.getElementById("report-data").textContent);
-  var S = data.strings, rows = data.rows, P = data.passages, FOLD = data.fold, PAGE = 50;
+  var S = data.strings, rows = data.rows, P = data.passages, FOLD = data.fold;
+  var PAGE = 50, ANSWERS_PAGE = 25;  // rows a page shows: a page of answers fits a window
   var SHOW_ALL_CAP = 20000;  // characters of a passage put in the DOM at most, even when unfolded
   var C = {};
   data.columns.forEach(function (name, i) { C[name] = i; });
@@ -28,7 +30,73 @@
   function labelChip(label) {
     return el("span", "label " + (LABELS.indexOf(label) >= 0 ? label : ""), [label]);
   }
+  function indexes(n) {
+    var out = new Array(n);
+    for (var i = 0; i < n; i++) out[i] = i;
+    return out;
+  }
+  function byRank(a, b) { return rank[a] - rank[b]; }
+  function never() { return false; }
 
+  // Row indexes sorted by `cmp` in direction `dir`; rows for which `last` holds stay last either way,
+  // in their own order. Ties keep the rows' order.
+  function sortedRows(n, cmp, dir, last) {
+    return indexes(n).sort(function (a, b) {
+      var la = last(a), lb = last(b);
+      if (la !== lb) return la ? 1 : -1;
+      if (la) return a - b;
+      return dir * cmp(a, b) || a - b;
+    });
+  }
+  function markSorted(table, key, dir) {
+    table.querySelectorAll("th[data-sort]").forEach(function (th) {
+      th.setAttribute("aria-sort", th.dataset.sort !== key ? "none" : dir > 0 ? "ascending" : "descending");
+    });
+  }
+  function fillOptions(select, values) {
+    values.forEach(function (v) {
+      var o = document.createElement("option");
+      o.value = v;
+      o.textContent = words(v);
+      select.append(o);
+    });
+  }
+  function distinctStrings(values) {
+    var seen = {};
+    values.forEach(function (i) { seen[i] = true; });
+    return Object.keys(seen).map(Number).map(function (i) { return S[i]; }).filter(Boolean).sort(collator.compare);
+  }
+
+  // One page of `view.shown` (row indexes), `size` rows, in `tbody`, with its pager: the count in
+  // `ids.shown`, the page in `ids.page`, the buttons `ids.prev` and `ids.next`. `render(i, items)` appends
+  // row i's elements; `turned()` runs when the page turns.
+  function pagedView(tbody, ids, size, total, noun, render, turned) {
+    var view = {shown: [], page: 0};
+    var prev = document.getElementById(ids.prev), next = document.getElementById(ids.next);
+    view.draw = function () {
+      var pages = Math.max(1, Math.ceil(view.shown.length / size));
+      view.page = Math.min(view.page, pages - 1);
+      var items = [];
+      view.shown.slice(view.page * size, (view.page + 1) * size).forEach(function (i) { render(i, items); });
+      tbody.replaceChildren.apply(tbody, items);
+      document.getElementById(ids.shown).textContent =
+        view.shown.length.toLocaleString() + " of " + total.toLocaleString() + " " + noun;
+      document.getElementById(ids.page).textContent = "page " + (view.page + 1) + " of " + pages;
+      prev.disabled = view.page === 0;
+      next.disabled = view.page >= pages - 1;
+    };
+    prev.addEventListener("click", function () { view.page--; turned(); view.draw(); });
+    next.addEventListener("click", function () { view.page++; turned(); view.draw(); });
+    return view;
+  }
+  // A row that opens with a click, Enter or Space.
+  function clickable(tr, open) {
+    tr.tabIndex = 0;
+    tr.addEventListener("click", open);
+    tr.addEventListener("keydown", function (e) { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); open(); } });
+  }
+
+  // --- the claims table ---
   var KEYS = {
     system: function (a, b) { return rank[rows[a][C.system]] - rank[rows[b][C.system]]; },
     where: function (a, b) {
@@ -43,38 +111,26 @@
   };
   function unscored(i) { return rows[i][C.score] === null; }
 
-  var order = rows.map(function (_, i) { return i; });
-  var shown = order, page = 0, sortKey = null, sortDir = 1, openIndex = null;
-  var tbody = document.querySelector("#claims-table tbody");
+  var claimsTable = document.getElementById("claims-table");
+  var order = indexes(rows.length);
+  var sortKey = null, sortDir = 1, openIndex = null;
+  var onlyAnswer = null;  // [case, answer] string indexes: the answer whose claims are shown, or null for all
   var f = {
     system: document.getElementById("f-system"), label: document.getElementById("f-label"),
     cause: document.getElementById("f-cause"), confidence: document.getElementById("f-confidence"),
     text: document.getElementById("f-text")
   };
-
-  function fillOptions(select, values) {
-    values.forEach(function (v) {
-      var o = document.createElement("option");
-      o.value = v;
-      o.textContent = words(v);
-      select.append(o);
-    });
-  }
-  function distinct(col) {
-    var seen = {};
-    rows.forEach(function (r) { seen[r[col]] = true; });
-    return Object.keys(seen).map(Number).map(function (i) { return S[i]; }).filter(Boolean)
-      .sort(collator.compare);
-  }
-  fillOptions(f.system, distinct(C.system));
-  fillOptions(f.label, distinct(C.label));
-  fillOptions(f.cause, distinct(C.cause));
+  function column(table, col) { return table.map(function (r) { return r[col]; }); }
+  fillOptions(f.system, distinctStrings(column(rows, C.system)));
+  fillOptions(f.label, distinctStrings(column(rows, C.label)));
+  fillOptions(f.cause, distinctStrings(column(rows, C.cause)));
 
   function keep() {
     var system = f.system.value, label = f.label.value, cause = f.cause.value, conf = f.confidence.value;
-    var text = f.text.value.trim().toLowerCase();
+    var text = f.text.value.trim().toLowerCase(), only = onlyAnswer;
     return function (i) {
       var r = rows[i];
+      if (only && (r[C.case] !== only[0] || r[C.answer] !== only[1])) return false;
       if (system && S[r[C.system]] !== system) return false;
       if (label && labelOf(r) !== label) return false;
       if (cause === "-" ? causeOf(r) !== "" : cause === "+" ? causeOf(r) === "" : cause && causeOf(r) !== cause) return false;
@@ -89,25 +145,18 @@
   }
 
   function update() {
-    shown = order.filter(keep());
-    page = 0;
+    claims.shown = order.filter(keep());
+    claims.page = 0;
     openIndex = null;
-    draw();
+    claims.draw();
   }
 
   function sortBy(key) {
     sortDir = sortKey === key ? -sortDir : 1;
     sortKey = key;
-    var cmp = KEYS[key];
-    order = rows.map(function (_, i) { return i; });
-    order.sort(function (a, b) {
-      if (key === "score" && unscored(a) !== unscored(b)) return unscored(a) ? 1 : -1;  // unscored last, either way
-      if (key === "score" && unscored(a)) return a - b;
-      return sortDir * cmp(a, b) || a - b;
-    });
-    document.querySelectorAll("#claims-table th[data-sort]").forEach(function (th) {
-      th.setAttribute("aria-sort", th.dataset.sort !== key ? "none" : sortDir > 0 ? "ascending" : "descending");
-    });
+    // unscored rows last, either way
+    order = sortedRows(rows.length, KEYS[key], sortDir, key === "score" ? unscored : never);
+    markSorted(claimsTable, key, sortDir);
     update();
   }
 
@@ -196,41 +245,159 @@
       el("td", null, [words(causeOf(r))]),
       el("td", "num", [r[C.score] === null ? "—" : r[C.score].toFixed(2)])
     ]);
-    tr.tabIndex = 0;
     tr.dataset.row = String(i);
-    function toggle() {
+    clickable(tr, function () {
       openIndex = openIndex === i ? null : i;
-      draw();
-    }
-    tr.addEventListener("click", toggle);
-    tr.addEventListener("keydown", function (e) { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); toggle(); } });
+      claims.draw();
+    });
     if (openIndex === i) tr.classList.add("open");
     return tr;
   }
 
-  function draw() {
-    var pages = Math.max(1, Math.ceil(shown.length / PAGE));
-    page = Math.min(page, pages - 1);
-    var items = [];
-    shown.slice(page * PAGE, (page + 1) * PAGE).forEach(function (i) {
+  var claims = pagedView(claimsTable.querySelector("tbody"), {shown: "shown", page: "page", prev: "prev", next: "next"},
+    PAGE, rows.length, "rows", function (i, items) {
       items.push(rowElement(i));
       if (openIndex === i) items.push(detail(rows[i]));
-    });
-    tbody.replaceChildren.apply(tbody, items);
-    document.getElementById("shown").textContent =
-      shown.length.toLocaleString() + " of " + rows.length.toLocaleString() + " rows";
-    document.getElementById("page").textContent = "page " + (page + 1) + " of " + pages;
-    document.getElementById("prev").disabled = page === 0;
-    document.getElementById("next").disabled = page >= pages - 1;
-  }
+    }, function () { openIndex = null; });
 
-  document.querySelectorAll("#claims-table th[data-sort] button").forEach(function (b) {
+  claimsTable.querySelectorAll("th[data-sort] button").forEach(function (b) {
     b.addEventListener("click", function () { sortBy(b.parentNode.dataset.sort); });
   });
   [f.system, f.label, f.cause, f.confidence].forEach(function (s) { s.addEventListener("change", update); });
   f.text.addEventListener("input", update);
-  document.getElementById("prev").addEventListener("click", function () { page--; openIndex = null; draw(); });
-  document.getElementById("next").addEventListener("click", function () { page++; openIndex = null; draw(); });
+
+  // The claims of one answer only (from the answers table), every other filter cleared; null: every answer.
+  var answerChip = document.getElementById("f-answer");
+  function onlyClaimsOf(where) {
+    onlyAnswer = where;
+    answerChip.hidden = where === null;
+    if (where !== null) {
+      document.getElementById("f-answer-name").textContent = S[where[0]] + " / " + S[where[1]];
+      [f.system, f.label, f.cause, f.confidence, f.text].forEach(function (s) { s.value = ""; });
+    }
+    update();
+  }
+  document.getElementById("f-answer-clear").addEventListener("click", function () { onlyClaimsOf(null); });
   update();
+
+  // --- the answers table ---
+  // Rows come worst support first (the terminal report's order): sorting by support is that order.
+  var A = data.answers, arows = A.rows, AC = {};
+  A.columns.forEach(function (name, i) { AC[name] = i; });
+  var FIGURES = A.figures;
+  var answersTable = document.getElementById("answers-table");
+  var af = {
+    system: document.getElementById("a-system"), finding: document.getElementById("a-finding"),
+    text: document.getElementById("a-text")
+  };
+  // A figure is null (not measured) or [numerator, denominator, its text, and the value a convention
+  // gives a zero denominator]; its value is null when undefined.
+  function figureValue(fig) { return fig === null ? null : fig[1] ? fig[0] / fig[1] : fig.length > 3 ? fig[3] : null; }
+  function findingCount(r) {
+    var found = r[AC.findings], n = 0;
+    for (var k = 1; k < found.length; k += 2) n += found[k];
+    return n;
+  }
+  function hasCause(r, cause) {
+    var found = r[AC.findings];
+    for (var k = 0; k < found.length; k += 2) if (S[found[k]] === cause) return true;
+    return false;
+  }
+  function findingsText(r) {
+    var found = r[AC.findings], parts = [];
+    for (var k = 0; k < found.length; k += 2) parts.push(words(S[found[k]]) + " " + found[k + 1]);
+    return parts.join(" · ");
+  }
+  // The support ranking counts an unsure claim as supported: answers with neither a judged nor an
+  // unsure claim (or no support measured) are not ranked.
+  function unranked(i) {
+    var r = arows[i], fig = r[AC.support];
+    return fig === null || fig[1] + (r[AC.unsure] || 0) === 0;
+  }
+  function byNumber(col) { return function (a, b) { return arows[a][col] - arows[b][col]; }; }
+  var ANSWER_KEYS = {  // [compare, rows kept last, direction of the first click: the worst first]
+    system: [function (a, b) { return byRank(arows[a][AC.system], arows[b][AC.system]); }, never, 1],
+    where: [function (a, b) {
+      return byRank(arows[a][AC.case], arows[b][AC.case]) || byRank(arows[a][AC.answer], arows[b][AC.answer]);
+    }, never, 1],
+    claims: [byNumber(AC.claims), never, -1],
+    support: [function (a, b) { return a - b; }, unranked, 1],
+    unsure: [byNumber(AC.unsure), function (i) { return arows[i][AC.unsure] === null; }, -1],
+    findings: [function (a, b) { return findingCount(arows[a]) - findingCount(arows[b]); }, never, -1]
+  };
+  FIGURES.filter(function (name) { return name !== "support"; }).forEach(function (name) {
+    var col = AC[name];
+    ANSWER_KEYS[name] = [function (a, b) { return figureValue(arows[a][col]) - figureValue(arows[b][col]); },
+      function (i) { return figureValue(arows[i][col]) === null; }, 1];
+  });
+  var answerOrder = indexes(arows.length), answerKey = "support", answerDir = 1;
+
+  fillOptions(af.system, distinctStrings(column(arows, AC.system)));
+  var causes = [];
+  arows.forEach(function (r) { for (var k = 0; k < r[AC.findings].length; k += 2) causes.push(r[AC.findings][k]); });
+  fillOptions(af.finding, distinctStrings(causes));
+
+  function keepAnswer() {
+    var system = af.system.value, finding = af.finding.value, text = af.text.value.trim().toLowerCase();
+    return function (i) {
+      var r = arows[i];
+      if (system && S[r[AC.system]] !== system) return false;
+      if (finding === "-" ? r[AC.findings].length : finding === "+" ? !r[AC.findings].length
+          : finding && !hasCause(r, finding)) return false;
+      if (text && (S[r[AC.system]] + " " + S[r[AC.case]] + "/" + S[r[AC.answer]] + " " + findingsText(r))
+        .toLowerCase().indexOf(text) < 0) return false;
+      return true;
+    };
+  }
+  function updateAnswers() {
+    answers.shown = answerOrder.filter(keepAnswer());
+    answers.page = 0;
+    answers.draw();
+  }
+  function sortAnswersBy(key) {
+    var spec = ANSWER_KEYS[key];
+    answerDir = answerKey === key ? -answerDir : spec[2];
+    answerKey = key;
+    answerOrder = sortedRows(arows.length, spec[0], answerDir, spec[1]);
+    markSorted(answersTable, key, answerDir);
+    updateAnswers();
+  }
+
+  function notMeasured() { return el("span", "not-measured", ["not measured"]); }
+  function answerRow(i) {
+    var r = arows[i];
+    var cells = [
+      el("td", null, [S[r[AC.system]]]),
+      el("td", null, [S[r[AC.case]] + " / " + S[r[AC.answer]]]),
+      el("td", "num", [String(r[AC.claims]), r[AC.abstained] ? el("span", "meta", [" abstained"]) : null])
+    ];
+    FIGURES.forEach(function (name) {
+      var fig = r[AC[name]];
+      cells.push(el("td", "num", [fig === null ? notMeasured() : S[fig[2]]]));
+    });
+    cells.push(el("td", "num", [r[AC.unsure] === null ? notMeasured() : String(r[AC.unsure])]));
+    cells.push(el("td", null, [findingsText(r) || "—"]));
+    var tr = el("tr", "row", cells);
+    tr.dataset.row = String(i);
+    tr.title = "show this answer's claims";
+    clickable(tr, function () {
+      onlyClaimsOf([r[AC.case], r[AC.answer]]);
+      document.getElementById("claims").scrollIntoView();
+      var first = claimsTable.querySelector("tbody tr.row");
+      if (first) first.focus({preventScroll: true});
+    });
+    return tr;
+  }
+
+  var answers = pagedView(answersTable.querySelector("tbody"),
+    {shown: "answers-shown", page: "answers-page", prev: "answers-prev", next: "answers-next"},
+    ANSWERS_PAGE, arows.length, "answers", function (i, items) { items.push(answerRow(i)); }, never);
+  answersTable.querySelectorAll("th[data-sort] button").forEach(function (b) {
+    b.addEventListener("click", function () { sortAnswersBy(b.parentNode.dataset.sort); });
+  });
+  [af.system, af.finding].forEach(function (s) { s.addEventListener("change", updateAnswers); });
+  af.text.addEventListener("input", updateAnswers);
+  updateAnswers();
+
   document.body.dataset.ready = "true";
 })();
