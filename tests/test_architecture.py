@@ -157,9 +157,10 @@ FLOW = ("parse", "files", "judges", "metrics", "run", "report", "training", "exa
 
 
 def _place(module: str) -> int | None:
-    """A module's place in the flow: -1 for the ground, None for the package root (the public API)."""
+    """A module's place in the flow: -1 for the ground, None for the package root (the public API) and
+    `citeaudit.__main__` (`python -m citeaudit`, the command line's entry point)."""
     parts = module.split(".")
-    if len(parts) == 1:
+    if len(parts) == 1 or parts[1] == "__main__":
         return None
     return FLOW.index(parts[1]) if parts[1] in FLOW else -1
 
