@@ -272,7 +272,7 @@ def test_jsonl_strings_may_hold_next_line_and_line_separator_characters(runner, 
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--judge", "embedding:5"], "thr expects a number within -1..1, got '5'"),
+    (["--judge", "embedding:5"], "thr expects a number > 0 and <= 1, got '5'"),
 ])
 def test_out_of_range_judge_options_are_refused(runner, case_file, args, message):
     result = runner.invoke(main, ["score", str(case_file), *args])
