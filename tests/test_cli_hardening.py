@@ -300,3 +300,15 @@ def test_a_desk_without_its_extra_is_a_setup_error_not_a_verify_decision(runner,
     monkeypatch.setitem(sys.modules, "uvicorn", None)  # import uvicorn fails as when it is not installed
     result = runner.invoke(main, ["desk", "--no-open"])
     assert result.exit_code == 2 and "pip install 'citeaudit[desk]'" in result.output
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--steps", "0"], "--steps': 0 is not in the range x>=1"),
+    (["--lr", "-1e-5"], "--lr': -1e-05 is not in the range x>0"),
+    (["--lr", "0"], "--lr': 0.0 is not in the range x>0"),
+    (["--time-budget", "-3"], "--time-budget': -3.0 is not in the range x>0"),
+])
+def test_train_judge_refuses_nonsense_before_training(runner, tmp_path, args, message):
+    result = runner.invoke(main, ["train-judge", str(tmp_path / "out"), *args])
+    assert result.exit_code == 2 and message in result.output
+    assert not (tmp_path / "out").exists()
