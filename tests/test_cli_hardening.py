@@ -312,3 +312,106 @@ def test_train_judge_refuses_nonsense_before_training(runner, tmp_path, args, me
     result = runner.invoke(main, ["train-judge", str(tmp_path / "out"), *args])
     assert result.exit_code == 2 and message in result.output
     assert not (tmp_path / "out").exists()
+
+
+# --- run logs edited and their checksum taken out ------------------------------------------------
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+@pytest.mark.parametrize("golden, how, note", [
+    ("p7.runlog.v3.json", "removed", "its checksum was removed"),
+    ("p7.runlog.v4.json", "removed", "its checksum was removed"),
+    ("p7.runlog.json", "removed", "its checksum was removed"),
+    ("p7.runlog.json", "null", "its checksum was removed"),
+    ("p7.runlog.json", "kept", "its checksum does not match"),
+    # logs of schema 1 and 2 never had a checksum: read unchecked, as they always were
+    ("p7.runlog.v1.json", "removed", None),
+    ("p7.runlog.v2.json", "removed", None),
+])
+def test_a_log_of_schema_3_or_later_without_its_checksum_is_edited(tmp_path, golden, how, note):
+    from citeaudit.run.log import read_runlog
+
+    data = json.loads((GOLDEN / golden).read_text(encoding="utf-8"))
+    data["results"]["summary"]["all"]["support"]["numerator"] += 1  # a figure edited by hand
+    if how == "removed":
+        data.pop("checksum", None)
+    elif how == "null":
+        data["checksum"] = None
+    log = read_runlog(_write(tmp_path / "run.json", data))
+    assert (log.edited, log.edit_note) == (note is not None, note)
+
+
+def _without_checksum(run_log: Path) -> Path:
+    data = json.loads(run_log.read_text(encoding="utf-8"))
+    del data["checksum"]
+    return _write(run_log, data)
+
+
+def _trailer_edited(stream: Path) -> Path:
+    """The streamed log with its trailer's summary changed by hand (the checksum does not cover it)."""
+    lines = stream.read_text(encoding="utf-8").splitlines()
+    trailer = json.loads(lines[-1])
+    trailer["summary"]["all"]["support"].update(numerator=0, value=0.0)
+    lines[-1] = json.dumps(trailer)
+    stream.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return stream
+
+
+EDIT_COMMANDS = {
+    "report text": ["report", "{run}", "--format", "text"],
+    "report markdown": ["report", "{run}", "--format", "markdown"],
+    "report json": ["report", "{run}", "--format", "json"],
+    "compare": ["compare", "{run}", "{run}"],
+    "export": ["export", "{run}", "--to", "{tmp}/claims.csv"],
+    "rescore": ["rescore", "{run}"],
+    "review": ["review", "{run}", "--sources", "{cases}"],
+    "agree": ["agree", "{run}", "--labels", "{labels}"],
+}
+
+
+@pytest.mark.parametrize("kind", ["document without checksum", "stream with an edited trailer"])
+@pytest.mark.parametrize("command", EDIT_COMMANDS)
+def test_every_command_that_reads_a_log_warns_when_it_was_edited(runner, tmp_path, case_file, kind, command):
+    stream = kind.startswith("stream")
+    run = tmp_path / ("run.jsonl" if stream else "run.json")
+    assert runner.invoke(main, ["score", str(case_file), "--out", str(run)]).exit_code == 0
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(json.dumps({"id": "r1", "claim": "Eco lowers energy use.", "label": "full",
+                                  "passages": [{"id": "S1", "text": "Eco mode lowers energy use."}]}) + "\n")
+    args = [a.format(run=run, tmp=tmp_path, cases=case_file, labels=labels) for a in EDIT_COMMANDS[command]]
+    clean = runner.invoke(main, args)
+    assert clean.exit_code == 0 and "changed after it was written" not in clean.output, clean.output
+    _trailer_edited(run) if stream else _without_checksum(run)
+    result = runner.invoke(main, args)
+    assert result.exit_code == 0, result.output
+    note = "its trailer's count or summary is not its cases'" if stream else "its checksum was removed"
+    assert f"warning: {run} was changed after it was written ({note}" in result.output
+
+
+def test_the_desk_warns_about_a_log_without_its_checksum(run_log, capsys):
+    pytest.importorskip("fastapi")
+    from citeaudit.cli import desk_session
+
+    desk_session([str(_without_checksum(run_log))])
+    assert f"warning: {run_log} was changed after it was written (its checksum was removed)" in capsys.readouterr().err
+
+
+def test_a_streamed_log_is_read_with_the_summary_its_cases_sum_to(runner, tmp_path, case_file):
+    from citeaudit.run.log import read_runlog
+
+    run = tmp_path / "run.jsonl"
+    assert runner.invoke(main, ["score", str(case_file), "--out", str(run)]).exit_code == 0
+    log = read_runlog(_trailer_edited(run))
+    assert log.edited
+    support = log.results.summary.all["support"]
+    assert (support.numerator, support.denominator) == (1, 1)  # the cases' 1/1, not the trailer's 0/1
+    report = runner.invoke(main, ["report", str(run), "--format", "json"])
+    shown = json.loads(report.stdout)["summary"]["all"]["support"]
+    assert (shown["numerator"], shown["denominator"]) == (1, 1)
+
+
+def test_the_html_report_says_how_the_log_is_known_to_be_edited(runner, run_log):
+    result = runner.invoke(main, ["report", str(_without_checksum(run_log)), "--format", "html"])
+    assert result.exit_code == 0
+    assert 'id="edited">This run log was changed after it was written (its checksum was removed)' in result.stdout

@@ -67,6 +67,15 @@ class SummaryCounts:
             self.systems.setdefault(result.system, FigureSums(self.settings)).add(ratios)
             self.labels.update(result.label_counts())
 
+    def add_records(self, case: CaseRecord, answers: Iterable[AnswerRecord]) -> None:
+        """A case as a run log keeps it (its figures' counts), summed as `add` sums it when scored."""
+        add_ratios(self.retrieval, {name: r.ratio() for name, r in case.retrieval.items()})
+        for answer in answers:
+            ratios = {name: r.ratio() for name, r in answer.metrics.items()}
+            self.all.add(ratios)
+            self.systems.setdefault(answer.system, FigureSums(self.settings)).add(ratios)
+            self.labels.update(answer.labels)
+
     def to_json(self, signature: Callable[[str], str]) -> dict[str, Any]:
         """The `summary` of the results, as `report.results.to_json` writes it."""
         def shown(ratios: dict[str, Ratio]) -> dict[str, Any]:
