@@ -415,3 +415,65 @@ def test_the_html_report_says_how_the_log_is_known_to_be_edited(runner, run_log)
     result = runner.invoke(main, ["report", str(_without_checksum(run_log)), "--format", "html"])
     assert result.exit_code == 0
     assert 'id="edited">This run log was changed after it was written (its checksum was removed)' in result.stdout
+
+
+# --- the output folder removed while the work goes on --------------------------------------------
+
+def _two_cases(tmp_path: Path) -> Path:
+    return _write(tmp_path / "cases.json", [_case(), _case("Eco saves money.", case_id="c2")])
+
+
+def _remove_after_first(monkeypatch, cls, method: str, folder: Path) -> None:
+    """Remove `folder` (with the temporary file being written in it) once `cls.method` has run once."""
+    import shutil
+
+    real = getattr(cls, method)
+
+    def then_remove(self, *args):
+        real(self, *args)
+        shutil.rmtree(folder, ignore_errors=True)
+
+    monkeypatch.setattr(cls, method, then_remove)
+
+
+@pytest.mark.parametrize("fmt", ["text", "jsonl"])
+def test_a_streamed_log_whose_folder_vanished_is_kept_with_its_checksum(runner, tmp_path, monkeypatch, fmt):
+    from citeaudit.run.log import read_runlog
+    from citeaudit.run.outputs import StreamLog
+
+    cases = _two_cases(tmp_path)
+    folder, work = tmp_path / "out", tmp_path / "work"
+    folder.mkdir(), work.mkdir()
+    monkeypatch.chdir(work)
+    _remove_after_first(monkeypatch, StreamLog, "case", folder)
+    target = folder / "run.jsonl"
+    result = runner.invoke(main, ["score", str(cases), "--out", str(target), "--format", fmt])
+    assert result.exit_code == 2 and not folder.exists()
+    (kept,) = work.glob("run.*.jsonl")  # beside the target is gone: the current folder
+    assert f"could not write run log {target} (No such file or directory); it was written to {kept} instead" \
+        in result.output
+    log = read_runlog(kept)
+    assert not log.edited and len(log.cases) == 2  # whole, and its checksum right
+    # and the figures were printed all the same
+    if fmt == "text":
+        assert "2 case(s), 2 answer(s)" in result.output and "support                  2/2 (100.0 %)" in result.output
+    else:
+        assert json.loads(result.stdout.splitlines()[-1])["summary"]["all"]["support"]["numerator"] == 2
+
+
+def test_a_pair_list_whose_folder_vanished_is_kept(runner, tmp_path, monkeypatch):
+    from citeaudit.run.pipeline import _Listing
+
+    cases = _two_cases(tmp_path)
+    folder, work = tmp_path / "out", tmp_path / "work"
+    folder.mkdir(), work.mkdir()
+    monkeypatch.chdir(work)
+    _remove_after_first(monkeypatch, _Listing, "add", folder)
+    target = folder / "pairs.jsonl"
+    result = runner.invoke(main, ["prepare", str(cases), "--store", str(tmp_path / "s.db"), "--list", str(target)])
+    assert result.exit_code == 2
+    (kept,) = work.glob("pairs.*.jsonl")
+    assert f"could not write --list {target} (No such file or directory); it was written to {kept} instead" \
+        in result.output
+    assert [json.loads(line)["text"] for line in kept.read_text(encoding="utf-8").splitlines()] == \
+        ["Eco lowers energy use.", "Eco saves money."]

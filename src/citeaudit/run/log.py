@@ -47,11 +47,11 @@ from pydantic import PrivateAttr, ValidationError
 from citeaudit._version import __version__
 from citeaudit.budget import OptionalSearchRecord
 from citeaudit.run.diagnose import diagnose
-from citeaudit.errors import DestinationError, InputError, RunLogError, validation_problems
+from citeaudit.errors import InputError, RunLogError, validation_problems
 from citeaudit.judges import JudgeSpec, Judgments, MemoryStore, RecordedJudge, Request
 from citeaudit.jsonio import StrictJson, decode_error
 from citeaudit.files.loading import read_json_file
-from citeaudit.files.destinations import temporary_beside, write_output
+from citeaudit.files.destinations import put_in_place, temporary_beside, write_output
 from citeaudit.metrics import Parsing, Report, Settings, Signature, score_cases
 from citeaudit.records import Case, Judgment, directory_sha256, file_sha256
 from citeaudit.run.results import AnswerRecord, CaseRecord, Finding, ResultSettings, Results, Summary, _Log, results_of
@@ -433,7 +433,7 @@ class StreamWriter:
     def __init__(self, path: str | Path):
         self.path = Path(path)
         fd, self._temporary = temporary_beside(self.path)
-        self._fh = os.fdopen(fd, "wb")
+        self._fh = os.fdopen(fd, "w+b")  # read back if the folder goes away (put_in_place)
         self._digest = hashlib.sha256()
         self.cases = 0
 
@@ -455,12 +455,7 @@ class StreamWriter:
         self._fh.write((json.dumps({"stream": STREAM_END, "cases": self.cases, "summary": summary,
                                     "checksum": checksum}, ensure_ascii=False, separators=(",", ":"))
                         + "\n").encode("utf-8"))
-        try:
-            self._fh.close()
-            os.replace(self._temporary, self.path)
-        except OSError as err:
-            self.abort()
-            raise DestinationError(f"could not write run log {self.path} ({err.strerror or err})") from None
+        put_in_place(self._fh, self._temporary, self.path, "run log")  # kept elsewhere, if need be
 
     def abort(self) -> None:
         self._fh.close()

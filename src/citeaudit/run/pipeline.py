@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -31,7 +30,7 @@ from citeaudit.errors import DestinationError
 from citeaudit.iteration import chunks
 from citeaudit.judges import JudgeSpec, Judgments, Request, judgment_source, parse_judge
 from citeaudit.judges.curated_stream import LabelTable, StreamedCuratedJudge
-from citeaudit.files.destinations import temporary_beside
+from citeaudit.files.destinations import put_in_place, temporary_beside
 from citeaudit.files.loading import each_case, each_checked_case
 from citeaudit.metrics import Settings, plan_requests
 from citeaudit.metrics.ratio import Ratio
@@ -430,7 +429,7 @@ class _Listing:
         self._fh = None
         if self.target is not None:
             fd, self._temporary = temporary_beside(self.target)
-            self._fh = open(fd, "w", encoding="utf-8")
+            self._fh = open(fd, "w+", encoding="utf-8")  # read back if the folder goes away (put_in_place)
         self._seen: set[bytes] = set()
         self.count = 0
         self.requests: list[Request] = []  # kept only for an engine that is given them all at once (Ray)
@@ -450,12 +449,8 @@ class _Listing:
 
     def finish(self) -> None:
         if self._fh is not None:
-            self._fh.close()
-            self._fh = None
-            try:
-                os.replace(self._temporary, self.target)
-            except OSError as err:
-                raise DestinationError(f"could not write --list {self.target} ({err.strerror or err})") from None
+            fh, self._fh = self._fh, None
+            put_in_place(fh, self._temporary, self.target, "--list")  # kept elsewhere, if need be
         self._seen = set()
 
     def abort(self) -> None:
