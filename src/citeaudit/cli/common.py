@@ -71,6 +71,7 @@ def parse_ks(value: str) -> tuple[int, ...]:
 def load_inputs(paths: Sequence[str], reading=None, fmt: str | None = None, labels_path: str | None = None,
           reader_options: Sequence[str] = ()):
     from citeaudit.files.loading import load_cases
+    from citeaudit.run.pipeline import check_splitter
 
     reading = reading or reading_for("citeaudit", None, fmt)
     options = parse_reader_options(reader_options, fmt)
@@ -79,6 +80,7 @@ def load_inputs(paths: Sequence[str], reading=None, fmt: str | None = None, labe
             raise click.BadParameter(f"{path} is a folder; only --from ragas reads a folder (a saved datasets "
                                      "dataset)")
     cases = load_cases(paths, reading, fmt, **options)
+    check_splitter(reading)
     if labels_path:
         from citeaudit.files.labelled import label_cases, load_rows
 

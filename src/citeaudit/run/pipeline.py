@@ -285,6 +285,7 @@ class Run:
         folder = tempfile.mkdtemp(prefix="citeaudit-")
         try:
             checked = check_input(cases, folder, spec.labels_only, each)
+            check_splitter(reading)  # every statement is split by now: nothing is judged for a splitter that failed
             judgments = judgment_source(spec, cases, store=store, replay=replay, conventions=reading.conventions,
                                         labels=checked.labels)
         except BaseException:
@@ -366,6 +367,14 @@ class Run:
 
     def summary_json(self) -> dict[str, Any]:
         return self.summary.to_json(self.report.signature)
+
+
+def check_splitter(reading: Reading) -> None:
+    """Once the input is read: a JudgeError when a language-model claim splitter reached its model for
+    none of the statements (lm_decompose.OpenAIDecomposer.check_reached); other splitters always split."""
+    check = getattr(reading.decomposer, "check_reached", None)
+    if check is not None:
+        check()
 
 
 def _parsing(parsed: bool, settings: Settings, reading: Reading) -> Parsing | None:
