@@ -233,7 +233,9 @@ def store_cmd():
 @click.argument("path", metavar="FILE", type=click.Path(dir_okay=False))
 def store_check_cmd(path):
     """Check that FILE is a judgment store and that every row holds a sound judgment (it parses, is by
-    the row's judge, and its key matches its text, passages and judge), and every recorded claim split
+    the row's judge, its key matches its text, passages and judge, and it matches the digest it was
+    recorded with: a judgment changed since is bad; rows recorded before digests were kept are counted
+    apart, not bad), and every recorded claim split
     a sound split (its outcome holds claims or a fallback reason, its claims pass the split checks, and
     its key matches its statement, language and splitter). Prints the rows per judge and per splitter
     and every bad row with its key; exits 2 when FILE is not a store or any row is bad. Reads only."""
@@ -250,6 +252,9 @@ def store_check_cmd(path):
     splits = check_recorded_splits(path)
     lines = [f"{path}: {found.rows} judgments, {len(found.bad)} bad"]
     lines += [f"  {judge}  {n}" for judge, n in sorted(found.judges.items())]
+    if found.undigested:  # not bad: recorded by a citeaudit that kept no digests
+        lines.append(f"{path}: {found.undigested} judgments without a digest (recorded before digests were kept): "
+                     "a change to them cannot be told")
     if splits.rows:  # only stores an `openai:` claim splitter wrote to hold any
         lines.append(f"{path}: {splits.rows} claim splits, {len(splits.bad)} bad")
         lines += [f"  {splitter}  {n}" for splitter, n in sorted(splits.splitters.items())]
