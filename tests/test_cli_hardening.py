@@ -477,3 +477,23 @@ def test_a_pair_list_whose_folder_vanished_is_kept(runner, tmp_path, monkeypatch
         in result.output
     assert [json.loads(line)["text"] for line in kept.read_text(encoding="utf-8").splitlines()] == \
         ["Eco lowers energy use.", "Eco saves money."]
+
+
+@pytest.mark.parametrize("fmt", ["json", "jsonl"])
+def test_score_json_keeps_hostile_text_exactly_as_given(runner, tmp_path, fmt):
+    """JSON output escapes text as JSON, never as a terminal would: parsed back, every character is there."""
+    claim = 'Eco \x1b[2J\x1b]0;owned\x07 says "30 \\\\ days" \u202egnp.exe, \U0001d518 and \U0001f600 [x]\\n.'
+    case_id, question = "c\u202e\x1b1", 'q "\\" \x07?'
+    cases = _write(tmp_path / "hostile.json", _case(claim, case_id=case_id, question=question))
+    result = runner.invoke(main, ["score", str(cases), "--format", fmt])
+    assert result.exit_code == 0, result.output
+    if fmt == "json":
+        data = json.loads(result.stdout)
+        (answer,), (case,) = data["answers"], data["cases"]
+    else:  # the case's line, then the summary's
+        line = json.loads(result.stdout.splitlines()[0])
+        (answer,), case = line["answers"], line["case"]
+    assert [c["text"] for c in answer["claims"]] == [claim]
+    assert [s["text"] for s in answer["statements"]] == [claim]
+    assert (answer["case"], case["question"]) == (case_id, question)
+    assert "\x1b" not in result.stdout and "\x07" not in result.stdout  # escaped in the JSON text itself
