@@ -180,6 +180,76 @@ def test_a_rejected_split_is_said_and_the_rule_splitter_takes_over(runner, serve
     assert claims_of(tmp_path / "run.json")[1] == ["The limit is 80 °C."]
 
 
+# --- a splitter that reached no model -----------------------------------------------------------
+
+
+@pytest.fixture
+def nowhere(monkeypatch) -> str:
+    """A base URL on this machine where nothing listens: every request fails at once."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/v1"
+    monkeypatch.setenv("CITEAUDIT_OPENAI_BASE_URL", url)
+    return url
+
+
+@pytest.mark.parametrize("command", ["score", "score --out run.jsonl", "score --out run.json", "prepare"])
+def test_a_splitter_whose_every_request_failed_is_a_judge_failure(runner, nowhere, tmp_path, command):
+    name, *rest = command.split()
+    args = [name, str(write_cases(tmp_path, streamed="jsonl" in command)), "--claims", "openai:stub-model",
+            *[str(tmp_path / r) if r.startswith("run.") else r for r in rest]]
+    if name == "prepare":
+        args += ["--store", str(tmp_path / "store.sqlite")]
+    result = runner.invoke(main, args)
+    assert result.exit_code == 3, result.output
+    assert ("openai claim splitter (openai:stub-model@1#b5fdfcc1fd93|base=127.0.0.1:"
+            in result.output and "the request failed for every one of the 2 statement(s) to split" in result.output)
+    assert "connection to 127.0.0.1:" in result.output  # the first reason
+    assert "write --claims openai:stub-model,fallback=rule" in result.output
+    assert not list(tmp_path.glob("run.*"))  # stopped before anything was judged or written
+
+
+def test_the_rule_splitter_splits_every_statement_when_asked_to(runner, nowhere, tmp_path):
+    result = runner.invoke(main, ["score", str(write_cases(tmp_path, streamed=False)), "--claims",
+                                  "openai:stub-model,fallback=rule", "--missing-labels", "skip",
+                                  "--out", str(tmp_path / "run.json")])
+    assert result.exit_code == 0, result.output
+    assert "claims: 2 statement(s) split by rule@1 instead of openai:stub-model@1#" in result.output
+    # fallback=rule changes no split: the signature is the splitter's as without it
+    assert read_runlog(tmp_path / "run.json").signature.claims.endswith("|fallback=rule@1")
+
+
+class FlakyServer(SplitServer):
+    """Fails the request for one statement (HTTP 500), splits the others."""
+
+    def _respond(self, body):
+        if "The limit is 80 °C." in body["messages"][-1]["content"]:
+            return 500, {}, b"overloaded"
+        return super()._respond(body)
+
+
+def test_an_occasional_failed_request_still_falls_back_for_that_statement(runner, tmp_path, monkeypatch):
+    with FlakyServer() as stub:
+        monkeypatch.setenv("CITEAUDIT_OPENAI_BASE_URL", stub.url)
+        result = runner.invoke(main, ["score", str(write_cases(tmp_path, streamed=False)), "--claims",
+                                      "openai:stub-model", "--missing-labels", "skip",
+                                      "--out", str(tmp_path / "run.json")])
+    assert result.exit_code == 0, result.output
+    assert "claims: 1 statement(s) split by rule@1" in result.output and "HTTP 500" in result.output
+    assert claims_of(tmp_path / "run.json") == [[c.rstrip(".") for c in SPLITS[STATEMENT]], ["The limit is 80 °C."]]
+
+
+@pytest.mark.parametrize("option", ["concurrency=2", "prompt=2", "fallback=none", "fallback=rule,fallback=rule"])
+def test_splitter_options_it_would_not_use_are_refused(runner, tmp_path, option):
+    result = runner.invoke(main, ["score", str(write_cases(tmp_path, streamed=False)), "--claims",
+                                  f"openai:stub-model,base_url=http://127.0.0.1:9/v1,{option}"])
+    assert result.exit_code == 2 and "Invalid value for '--claims'" in result.output
+    assert f"bad openai judge option '{option.split(',')[-1]}'" in result.output
+
+
 # --- store check ---------------------------------------------------------------------------------
 
 

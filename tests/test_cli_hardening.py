@@ -272,7 +272,7 @@ def test_jsonl_strings_may_hold_next_line_and_line_separator_characters(runner, 
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--judge", "embedding:5"], "thr expects a number within -1..1, got '5'"),
+    (["--judge", "embedding:5"], "thr expects a number > 0 and <= 1, got '5'"),
 ])
 def test_out_of_range_judge_options_are_refused(runner, case_file, args, message):
     result = runner.invoke(main, ["score", str(case_file), *args])
@@ -300,3 +300,200 @@ def test_a_desk_without_its_extra_is_a_setup_error_not_a_verify_decision(runner,
     monkeypatch.setitem(sys.modules, "uvicorn", None)  # import uvicorn fails as when it is not installed
     result = runner.invoke(main, ["desk", "--no-open"])
     assert result.exit_code == 2 and "pip install 'citeaudit[desk]'" in result.output
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--steps", "0"], "--steps': 0 is not in the range x>=1"),
+    (["--lr", "-1e-5"], "--lr': -1e-05 is not in the range x>0"),
+    (["--lr", "0"], "--lr': 0.0 is not in the range x>0"),
+    (["--time-budget", "-3"], "--time-budget': -3.0 is not in the range x>0"),
+])
+def test_train_judge_refuses_nonsense_before_training(runner, tmp_path, args, message):
+    result = runner.invoke(main, ["train-judge", str(tmp_path / "out"), *args])
+    assert result.exit_code == 2 and message in result.output
+    assert not (tmp_path / "out").exists()
+
+
+# --- run logs edited and their checksum taken out ------------------------------------------------
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+@pytest.mark.parametrize("golden, how, note", [
+    ("p7.runlog.v3.json", "removed", "its checksum was removed"),
+    ("p7.runlog.v4.json", "removed", "its checksum was removed"),
+    ("p7.runlog.json", "removed", "its checksum was removed"),
+    ("p7.runlog.json", "null", "its checksum was removed"),
+    ("p7.runlog.json", "kept", "its checksum does not match"),
+    # logs of schema 1 and 2 never had a checksum: read unchecked, as they always were
+    ("p7.runlog.v1.json", "removed", None),
+    ("p7.runlog.v2.json", "removed", None),
+])
+def test_a_log_of_schema_3_or_later_without_its_checksum_is_edited(tmp_path, golden, how, note):
+    from citeaudit.run.log import read_runlog
+
+    data = json.loads((GOLDEN / golden).read_text(encoding="utf-8"))
+    data["results"]["summary"]["all"]["support"]["numerator"] += 1  # a figure edited by hand
+    if how == "removed":
+        data.pop("checksum", None)
+    elif how == "null":
+        data["checksum"] = None
+    log = read_runlog(_write(tmp_path / "run.json", data))
+    assert (log.edited, log.edit_note) == (note is not None, note)
+
+
+def _without_checksum(run_log: Path) -> Path:
+    data = json.loads(run_log.read_text(encoding="utf-8"))
+    del data["checksum"]
+    return _write(run_log, data)
+
+
+def _trailer_edited(stream: Path) -> Path:
+    """The streamed log with its trailer's summary changed by hand (the checksum does not cover it)."""
+    lines = stream.read_text(encoding="utf-8").splitlines()
+    trailer = json.loads(lines[-1])
+    trailer["summary"]["all"]["support"].update(numerator=0, value=0.0)
+    lines[-1] = json.dumps(trailer)
+    stream.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return stream
+
+
+EDIT_COMMANDS = {
+    "report text": ["report", "{run}", "--format", "text"],
+    "report markdown": ["report", "{run}", "--format", "markdown"],
+    "report json": ["report", "{run}", "--format", "json"],
+    "compare": ["compare", "{run}", "{run}"],
+    "export": ["export", "{run}", "--to", "{tmp}/claims.csv"],
+    "rescore": ["rescore", "{run}"],
+    "review": ["review", "{run}", "--sources", "{cases}"],
+    "agree": ["agree", "{run}", "--labels", "{labels}"],
+}
+
+
+@pytest.mark.parametrize("kind", ["document without checksum", "stream with an edited trailer"])
+@pytest.mark.parametrize("command", EDIT_COMMANDS)
+def test_every_command_that_reads_a_log_warns_when_it_was_edited(runner, tmp_path, case_file, kind, command):
+    stream = kind.startswith("stream")
+    run = tmp_path / ("run.jsonl" if stream else "run.json")
+    assert runner.invoke(main, ["score", str(case_file), "--out", str(run)]).exit_code == 0
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(json.dumps({"id": "r1", "claim": "Eco lowers energy use.", "label": "full",
+                                  "passages": [{"id": "S1", "text": "Eco mode lowers energy use."}]}) + "\n")
+    args = [a.format(run=run, tmp=tmp_path, cases=case_file, labels=labels) for a in EDIT_COMMANDS[command]]
+    clean = runner.invoke(main, args)
+    assert clean.exit_code == 0 and "changed after it was written" not in clean.output, clean.output
+    _trailer_edited(run) if stream else _without_checksum(run)
+    result = runner.invoke(main, args)
+    assert result.exit_code == 0, result.output
+    note = "its trailer's count or summary is not its cases'" if stream else "its checksum was removed"
+    assert f"warning: {run} was changed after it was written ({note}" in result.output
+
+
+def test_the_desk_warns_about_a_log_without_its_checksum(run_log, capsys):
+    pytest.importorskip("fastapi")
+    from citeaudit.cli import desk_session
+
+    desk_session([str(_without_checksum(run_log))])
+    assert f"warning: {run_log} was changed after it was written (its checksum was removed)" in capsys.readouterr().err
+
+
+def test_a_streamed_log_is_read_with_the_summary_its_cases_sum_to(runner, tmp_path, case_file):
+    from citeaudit.run.log import read_runlog
+
+    run = tmp_path / "run.jsonl"
+    assert runner.invoke(main, ["score", str(case_file), "--out", str(run)]).exit_code == 0
+    log = read_runlog(_trailer_edited(run))
+    assert log.edited
+    support = log.results.summary.all["support"]
+    assert (support.numerator, support.denominator) == (1, 1)  # the cases' 1/1, not the trailer's 0/1
+    report = runner.invoke(main, ["report", str(run), "--format", "json"])
+    shown = json.loads(report.stdout)["summary"]["all"]["support"]
+    assert (shown["numerator"], shown["denominator"]) == (1, 1)
+
+
+def test_the_html_report_says_how_the_log_is_known_to_be_edited(runner, run_log):
+    result = runner.invoke(main, ["report", str(_without_checksum(run_log)), "--format", "html"])
+    assert result.exit_code == 0
+    assert 'id="edited">This run log was changed after it was written (its checksum was removed)' in result.stdout
+
+
+# --- the output folder removed while the work goes on --------------------------------------------
+
+def _two_cases(tmp_path: Path) -> Path:
+    return _write(tmp_path / "cases.json", [_case(), _case("Eco saves money.", case_id="c2")])
+
+
+def _remove_after_first(monkeypatch, cls, method: str, folder: Path) -> None:
+    """Remove `folder` (with the temporary file being written in it) once `cls.method` has run once."""
+    import shutil
+
+    real = getattr(cls, method)
+
+    def then_remove(self, *args):
+        real(self, *args)
+        shutil.rmtree(folder, ignore_errors=True)
+
+    monkeypatch.setattr(cls, method, then_remove)
+
+
+@pytest.mark.parametrize("fmt", ["text", "jsonl"])
+def test_a_streamed_log_whose_folder_vanished_is_kept_with_its_checksum(runner, tmp_path, monkeypatch, fmt):
+    from citeaudit.run.log import read_runlog
+    from citeaudit.run.outputs import StreamLog
+
+    cases = _two_cases(tmp_path)
+    folder, work = tmp_path / "out", tmp_path / "work"
+    folder.mkdir(), work.mkdir()
+    monkeypatch.chdir(work)
+    _remove_after_first(monkeypatch, StreamLog, "case", folder)
+    target = folder / "run.jsonl"
+    result = runner.invoke(main, ["score", str(cases), "--out", str(target), "--format", fmt])
+    assert result.exit_code == 2 and not folder.exists()
+    (kept,) = work.glob("run.*.jsonl")  # beside the target is gone: the current folder
+    assert f"could not write run log {target} (No such file or directory); it was written to {kept} instead" \
+        in result.output
+    log = read_runlog(kept)
+    assert not log.edited and len(log.cases) == 2  # whole, and its checksum right
+    # and the figures were printed all the same
+    if fmt == "text":
+        assert "2 case(s), 2 answer(s)" in result.output and "support                  2/2 (100.0 %)" in result.output
+    else:
+        assert json.loads(result.stdout.splitlines()[-1])["summary"]["all"]["support"]["numerator"] == 2
+
+
+def test_a_pair_list_whose_folder_vanished_is_kept(runner, tmp_path, monkeypatch):
+    from citeaudit.run.pipeline import _Listing
+
+    cases = _two_cases(tmp_path)
+    folder, work = tmp_path / "out", tmp_path / "work"
+    folder.mkdir(), work.mkdir()
+    monkeypatch.chdir(work)
+    _remove_after_first(monkeypatch, _Listing, "add", folder)
+    target = folder / "pairs.jsonl"
+    result = runner.invoke(main, ["prepare", str(cases), "--store", str(tmp_path / "s.db"), "--list", str(target)])
+    assert result.exit_code == 2
+    (kept,) = work.glob("pairs.*.jsonl")
+    assert f"could not write --list {target} (No such file or directory); it was written to {kept} instead" \
+        in result.output
+    assert [json.loads(line)["text"] for line in kept.read_text(encoding="utf-8").splitlines()] == \
+        ["Eco lowers energy use.", "Eco saves money."]
+
+
+@pytest.mark.parametrize("fmt", ["json", "jsonl"])
+def test_score_json_keeps_hostile_text_exactly_as_given(runner, tmp_path, fmt):
+    """JSON output escapes text as JSON, never as a terminal would: parsed back, every character is there."""
+    claim = 'Eco \x1b[2J\x1b]0;owned\x07 says "30 \\\\ days" \u202egnp.exe, \U0001d518 and \U0001f600 [x]\\n.'
+    case_id, question = "c\u202e\x1b1", 'q "\\" \x07?'
+    cases = _write(tmp_path / "hostile.json", _case(claim, case_id=case_id, question=question))
+    result = runner.invoke(main, ["score", str(cases), "--format", fmt])
+    assert result.exit_code == 0, result.output
+    if fmt == "json":
+        data = json.loads(result.stdout)
+        (answer,), (case,) = data["answers"], data["cases"]
+    else:  # the case's line, then the summary's
+        line = json.loads(result.stdout.splitlines()[0])
+        (answer,), case = line["answers"], line["case"]
+    assert [c["text"] for c in answer["claims"]] == [claim]
+    assert [s["text"] for s in answer["statements"]] == [claim]
+    assert (answer["case"], case["question"]) == (case_id, question)
+    assert "\x1b" not in result.stdout and "\x07" not in result.stdout  # escaped in the JSON text itself

@@ -54,11 +54,19 @@ def test_heads_and_label_mappings(spec, head, labels):
     ("embedding:win=900", r"bad embedding judge option 'win=900': win expects an integer within 1\.\.500, got '900'"),
     ("embedding:win=0", r"win expects an integer within 1\.\.500, got '0'"),
     ("embedding:win=1.5", r"win expects an integer within 1\.\.500, got '1\.5'"),
-    ("embedding:fast", r"bad embedding judge option 'fast': thr expects a number within -1\.\.1, got 'fast'"),
-    ("embedding:thr=nan", r"thr expects a number within -1\.\.1, got 'nan'"),
-    ("embedding:2", r"thr expects a number within -1\.\.1, got '2'"),
-    ("embedding:speed=9", r"unknown option 'speed'; valid options: thr=<a number within -1\.\.1>, win="),
+    ("embedding:fast", r"bad embedding judge option 'fast': thr expects a number > 0 and <= 1, got 'fast'"),
+    ("embedding:thr=nan", r"thr expects a number > 0 and <= 1, got 'nan'"),
+    ("embedding:2", r"thr expects a number > 0 and <= 1, got '2'"),
+    ("embedding:speed=9", r"unknown option 'speed'; valid options: thr=<a number > 0 and <= 1>, win="),
     ("embedding:0.8,thr=0.9", r"thr is given twice"),
+    # a cosine of 0 or below would call every pair `full`: the threshold lies in (0, 1]
+    ("embedding:-1", r"thr expects a number > 0 and <= 1, got '-1'"),
+    ("embedding:0", r"thr expects a number > 0 and <= 1, got '0'"),
+    ("embedding:thr=-0.5", r"thr expects a number > 0 and <= 1, got '-0\.5'"),
+    ("model:guard=off,guard=on", r"bad model judge option 'guard=on': guard is given twice; valid options:"),
+    ("openai:m,max_cost=2", r"openai judge option max_cost needs price_per_1k_tokens \(or CITEAUDIT_OPENAI_PRICE_PER_1K\)"
+                            r": set it too, as in openai:MODEL,price_per_1k_tokens=\.\.\."),
+    ("onnx:dir::LABEL_0=none,LABEL_0=full", r"label mapping 'LABEL_0=full': LABEL_0 is given twice"),
     ("model:guard=maybe", r"bad model judge option 'guard=maybe': guard expects on or off, got 'maybe'"),
     ("model:threads=two", r"threads expects a positive integer, got 'two'"),
     ("model:threads=0", r"threads expects a positive integer, got '0'"),
@@ -83,7 +91,7 @@ def test_bad_specs_name_the_option_and_the_valid_ones(spec, message):
     (MODEL, {"CITEAUDIT_THREADS": ""}, "threads", None),  # empty: unset
     (BUILT_IN["hf"], {"CITEAUDIT_MAX_TOKENS": "128"}, "max_tokens", 128),
     (OPENAI, {"CITEAUDIT_OPENAI_TIMEOUT": "4.5"}, "timeout", 4.5),
-    (OPENAI, {"CITEAUDIT_OPENAI_MAX_COST": "0"}, "max_cost", 0.0),
+    (OPENAI, {"CITEAUDIT_OPENAI_MAX_COST": "0", "CITEAUDIT_OPENAI_PRICE_PER_1K": "1"}, "max_cost", 0.0),
 ])
 def test_environment_variables_give_defaults(table, environ, option, value):
     assert table.parse("x" if table.head else "", environ)[option] == value
@@ -180,3 +188,12 @@ def test_cli_bad_options_exit_2_with_a_message(runner, cases, monkeypatch, judge
     assert result.exit_code == 2, result.output
     assert message in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)  # no traceback
+
+
+def test_the_same_ranges_hold_for_options_given_from_python():
+    with pytest.raises(JudgeSetupError, match=r"embedding judge: threshold expects a number > 0 and <= 1, got 0"):
+        EMBEDDING.of(threshold=0)
+    with pytest.raises(JudgeSetupError, match="max_cost needs price_per_1k_tokens"):
+        OPENAI.of(head="m", max_cost=1.0)
+    assert EMBEDDING.of(threshold=1)["thr"] == 1.0
+    assert OPENAI.of(head="m", max_cost=1.0, price_per_1k_tokens=0.5)["max_cost"] == 1.0

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -20,7 +21,7 @@ from citeaudit.run.log import read_runlog
 @pytest.mark.parametrize("text, message", [
     ("curated:garbage", "the curated judge takes no options"),
     ("curated:x=1", "the curated judge takes no options"),
-    ("embedding:-3", "thr expects a number within -1..1, got '-3'"),
+    ("embedding:-3", "thr expects a number > 0 and <= 1, got '-3'"),
     ("model:band=5", "band expects a number within 0..0.5, got '5'"),
     ("model:nope=1", "unknown option 'nope'"),
     ("openai:m,timeout=0", "timeout expects a number > 0"),
@@ -138,3 +139,54 @@ def test_the_judges_command_shows_every_option_with_its_help(runner):
     assert "  band                 half-width of the uncertain band" in out
     assert "openai:MODEL,max_requests=..." in out and "hf:PATH::threads=..." in out
     assert "default 30.0, or CITEAUDIT_OPENAI_TIMEOUT" in out
+
+
+BAD_SPECS = [
+    ("curated:garbage", "the curated judge takes no options"),
+    ("curated:x=1", "the curated judge takes no options"),
+    ("cascade:curated,human", "the first judge (curated) is never unsure"),
+    ("model:band=5", "band expects a number within 0..0.5, got '5'"),
+    ("model:guard=off,guard=on", "guard is given twice"),
+    # a cosine threshold of 0 or below would call every pair `full`
+    ("embedding:-1", "thr expects a number > 0 and <= 1, got '-1'"),
+    ("embedding:0", "thr expects a number > 0 and <= 1, got '0'"),
+    ("openai:m,max_cost=1", "max_cost needs price_per_1k_tokens"),
+    ("onnx:dir::LABEL_0=none,LABEL_0=full", "LABEL_0 is given twice"),
+]
+
+
+@pytest.fixture(scope="module")
+def scored(tmp_path_factory):
+    """A case file and its run log, for the commands that read one."""
+    folder = tmp_path_factory.mktemp("scored")
+    case = folder / "p7.json"
+    case.write_text(json.dumps(load_example("p7_archive.json")[0].case.model_dump(mode="json")), encoding="utf-8")
+    from click.testing import CliRunner
+
+    assert CliRunner().invoke(main, ["score", str(case), "--out", str(folder / "run.json")]).exit_code == 0
+    return case, folder / "run.json"
+
+
+COMMANDS = {
+    "score": lambda case, run, tmp: ["score", str(case), "--out", str(tmp / "out.json")],
+    "prepare": lambda case, run, tmp: ["prepare", str(case), "--store", str(tmp / "store.db")],
+    "verify": lambda case, run, tmp: ["verify", str(case), "--answer", "A", "--out", str(tmp / "out.json")],
+    "desk": lambda case, run, tmp: ["desk", str(case), "--no-open", "--port", "0"],
+    "review --rejudge": lambda case, run, tmp: ["review", str(run), "--sources", str(case), "--rejudge"],
+    "validate-judge": lambda case, run, tmp: ["validate-judge", str(Path(__file__).parent / "fixtures" /
+                                                                    "judge_validation_sample.jsonl")],
+}
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("spec, message", BAD_SPECS)
+def test_every_command_refuses_a_bad_judge_spec_before_any_work(runner, scored, tmp_path, monkeypatch, command,
+                                                                spec, message):
+    import citeaudit.desk
+
+    monkeypatch.setattr(citeaudit.desk, "serve", lambda *a, **k: pytest.fail("the desk bound its port"))
+    case, run = scored
+    result = runner.invoke(main, [*COMMANDS[command](case, run, tmp_path), "--judge", spec])
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+    assert list(tmp_path.iterdir()) == []  # nothing written: no run log, no store

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import warnings
 
 import pytest
 
 from citeaudit.cli import main
-from citeaudit.errors import CiteauditError, JudgeError, MissingJudgment
+from citeaudit.errors import CiteauditError, EditedRecordWarning, JudgeError, MissingJudgment
 from citeaudit.judges import Judgments, JudgmentStore, RecordedJudge, Request, judgment_key
 from citeaudit.metrics import Settings, plan_requests, score_cases
 from citeaudit.records import Judgment, SourcePassage
@@ -317,3 +318,81 @@ def test_store_check_never_creates_or_changes_a_file(runner, tmp_path):
     result = runner.invoke(main, ["store", "check", str(empty)])
     assert result.exit_code == 2 and "it holds no tables, not a 'judgments' table" in result.output
     assert sqlite3.connect(empty).execute("SELECT COUNT(*) FROM sqlite_master").fetchone() == (0,)
+
+
+# --- judgments changed after they were recorded ----------------------------------------------------
+
+
+def _prepared(runner, tmp_path):
+    """The returns desk example prepared into a store: (case file, store, its keys)."""
+    assert runner.invoke(main, ["examples", "--write", str(tmp_path)]).exit_code == 0
+    cases, db = str(tmp_path / "returns_desk.json"), tmp_path / "j.db"
+    assert runner.invoke(main, ["prepare", cases, "--store", str(db)]).exit_code == 0
+    keys = [k for (k,) in sqlite3.connect(db).execute("SELECT key FROM judgments ORDER BY key")]
+    return cases, db, keys
+
+
+def _relabel(db, key) -> str:
+    """Change a row's label to another valid one, as a hand (or a tool) editing the file would."""
+    judgment = json.loads(sqlite3.connect(db).execute("SELECT judgment FROM judgments WHERE key = ?",
+                                                      (key,)).fetchone()[0])
+    judgment["label"] = "none" if judgment["label"] != "none" else "full"
+    _corrupt(db, key, "judgment", json.dumps(judgment))
+    return judgment["label"]
+
+
+def test_store_check_finds_a_label_edited_to_another_valid_label(runner, tmp_path):
+    cases, db, keys = _prepared(runner, tmp_path)
+    _relabel(db, keys[0])
+    result = runner.invoke(main, ["store", "check", str(db)])
+    assert result.exit_code == 2
+    assert f"  {keys[0]}: the row does not match its digest: it was changed after it was recorded" in result.output
+    assert f"{db}: {len(keys)} judgments, 1 bad" in result.output
+
+
+def test_a_replayed_edited_judgment_is_used_as_stored_with_a_warning(runner, tmp_path):
+    cases, db, keys = _prepared(runner, tmp_path)
+    before = runner.invoke(main, ["score", cases, "--store", str(db), "--replay", "--format", "json"])
+    assert before.exit_code == 0 and "warning" not in before.stderr
+    for key in keys:
+        _relabel(db, key)
+    after = runner.invoke(main, ["score", cases, "--store", str(db), "--replay", "--format", "json"])
+    assert after.exit_code == 0, after.output
+    # once per store, naming the first row read and how to find every other
+    assert after.stderr.count("citeaudit: warning:") == 1
+    assert f"citeaudit: warning: {db}: the judgment of row " in after.stderr
+    assert (f" was changed after it was recorded (it does not match its digest): it is used as stored; `citeaudit "
+            f"store check {db}` lists every such row") in after.stderr
+    assert json.loads(after.stdout) != json.loads(before.stdout)  # the edited judgment is used as stored
+
+
+def test_reading_an_edited_judgment_from_python_warns_once_per_store(tmp_path):
+    request, other = Request.of("a", [_p()]), Request.of("b", [_p()])
+    store = JudgmentStore(tmp_path / "j.db")
+    for r in (request, other):
+        store.put(r, Judgment(label="full", judge=SetJudge.signature))
+        _corrupt(tmp_path / "j.db", judgment_key(r, SetJudge.signature), "judgment",
+                 Judgment(label="none", judge=SetJudge.signature).model_dump_json())
+    with pytest.warns(EditedRecordWarning, match=f"row {judgment_key(request, SetJudge.signature)} was changed"):
+        assert store.get(request, SetJudge.signature).label == "none"  # used as stored
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert store.get(other, SetJudge.signature).label == "none"  # said once: `store check` lists the rest
+    assert [key for key, _ in store.check().bad] == sorted(judgment_key(r, SetJudge.signature) for r in (request, other))
+
+
+def test_rows_recorded_before_digests_are_counted_not_bad(runner, tmp_path):
+    cases, db, keys = _prepared(runner, tmp_path)
+    sqlite3.connect(db).execute("DROP TABLE digests")  # as a store written by a citeaudit without digests
+    _relabel(db, keys[0])  # an edit to such a row cannot be told
+    result = runner.invoke(main, ["store", "check", str(db)])
+    assert result.exit_code == 0, result.output
+    assert f"{db}: {len(keys)} judgments without a digest (recorded before digests were kept): a change to them " \
+           "cannot be told" in result.output
+    replay = runner.invoke(main, ["score", cases, "--store", str(db), "--replay"])
+    assert replay.exit_code == 0 and "warning" not in replay.stderr
+    # opened to write, the store gains the table: new rows have digests, old ones still none
+    store = JudgmentStore(db)
+    request = Request.of("a new claim", [_p()])
+    store.put(request, Judgment(label="full", judge=SetJudge.signature))
+    assert store.check().undigested == len(keys) and store.check().ok

@@ -167,16 +167,26 @@ def test_uncertain_is_never_support_whatever_the_policy():
 
 
 @pytest.mark.parametrize("text, problem", [
-    ("partial=maybe", "partial: expected 'supported' or 'unsupported'"),
-    ("max_unsupported=1.5", "less than or equal to 1"),
-    ("max_unsupported=nan", "finite number"),
-    ("colour=red", "unknown policy key"),
+    ("partial=maybe", "partial: expected 'supported' or 'unsupported', got 'maybe'"),
+    ("max_unsupported=1.5", "max_unsupported: expected a share within 0..1, got '1.5'"),
+    ("max_unsupported=-0.1", "max_unsupported: expected a share within 0..1"),
+    ("max_unsupported=nan", "max_unsupported: expected a share within 0..1, got 'nan'"),
+    ("max_unsupported=inf", "max_unsupported: expected a share within 0..1"),
+    ("colour=red", "colour: unknown policy key; known: partial=<'supported' or 'unsupported'>, "
+                   "max_unsupported=<a share within 0..1>"),
     ("partial", "expected KEY=VALUE"),
+    # a key given twice is refused as the JSON reader refuses a repeated key, whichever value comes last
+    ("partial=supported,partial=unsupported", "partial: given twice; known: partial="),
+    ("max_unsupported=0.2,max_unsupported=0.2", "max_unsupported: given twice"),
+    ("partial=supported,,max_unsupported=0.2", "an empty item in 'partial=supported,,max_unsupported=0.2'"),
+    (",", "an empty item"),
+    ("partial=supported,", "an empty item"),
 ])
 def test_bad_policy_is_located(text, problem):
     with pytest.raises(InputError) as err:
         Policy.parse(text)
     assert problem in str(err.value) and str(err.value).startswith("--policy")
+    assert len(err.value.problems) == 1
 
 
 def test_policy_parse():
@@ -294,6 +304,26 @@ def test_cli_raw_answer_with_sources(runner, tmp_path, p7):
     assert failed.exit_code == 3 and "no curated label" in failed.output
     missing = runner.invoke(main, ["verify", str(answer), "--judge", "curated"])
     assert missing.exit_code == 2 and "--sources" in missing.output
+
+
+@pytest.mark.parametrize("sources, expected", [
+    ('{\n "D1": "The limit is 80 C.",\n "D2": 5\n}\n',
+     ["sources.json:3: D2: expected the document's text (or a document), got int"]),
+    ('[\n {"id": "D1", "text": "x"},\n {"id": "D2", "text": "y", "colour": 1}\n]\n',
+     ["sources.json:3: [1].colour: Extra inputs are not permitted"]),
+    ('[\n {"id": "D1", "text": "x"},\n {"id": "D1", "text": "y"}\n]\n',
+     ["sources.json:2: [0].id: document id 'D1' is used twice", "sources.json:3: [1].id: document id 'D1'"]),
+    ('{"D2": "x"}', ["answer.txt: text: character 18: citation marker '[D1]': unknown passage id 'D1'"]),
+])
+def test_cli_sources_problems_name_the_file_and_line(runner, tmp_path, sources, expected):
+    (tmp_path / "answer.txt").write_text("The limit is 80 C [D1].\n", encoding="utf-8")
+    (tmp_path / "sources.json").write_text(sources, encoding="utf-8")
+    result = runner.invoke(main, ["verify", str(tmp_path / "answer.txt"), "--sources", str(tmp_path / "sources.json"),
+                                  "--judge", "curated"])
+    assert result.exit_code == 2
+    for line in expected:
+        assert f"{tmp_path}/{line}" in result.output
+    assert "verify: " not in result.output
 
 
 def test_cli_bad_input(runner, tmp_path):

@@ -49,6 +49,15 @@ class CiteauditError(Exception):
     exit_code = 1
 
 
+class CiteauditWarning(UserWarning):
+    """Base class of every warning citeaudit gives: the command line prints it as `citeaudit: warning: ...`."""
+
+
+class EditedRecordWarning(CiteauditWarning):
+    """A record was changed after it was written (a stored judgment that no longer matches its digest):
+    it is used as stored."""
+
+
 @dataclass(frozen=True)
 class Problem:
     """One thing wrong with the input, located as precisely as we can."""

@@ -49,7 +49,8 @@ OPENAI = JudgeOptions("openai", (
     Option("max_retries", integer(0), 3, "retries after the first attempt", env=OPENAI_ENV + "MAX_RETRIES"),
     Option("concurrency", integer(1), 4, "requests in flight at once", env=OPENAI_ENV + "CONCURRENCY"),
     Option("max_requests", integer(0), None, "most requests one run may send", env=OPENAI_ENV + "MAX_REQUESTS"),
-    Option("max_cost", number(low=0), None, "most a run may spend", env=OPENAI_ENV + "MAX_COST"),
+    Option("max_cost", number(low=0), None, "most a run may spend", env=OPENAI_ENV + "MAX_COST",
+           needs="price_per_1k_tokens"),  # tokens are turned into cost at that price
     Option("price_per_1k_tokens", number(low=0), None, "price per 1,000 tokens", env=OPENAI_ENV + "PRICE_PER_1K",
            aliases=("price",)),
     Option("prompt_version", text("a prompt version"), "1", "prompt version", env=OPENAI_ENV + "PROMPT_VERSION",

@@ -50,8 +50,10 @@ def integer(low: int = 1, high: int | None = None) -> Kind:
 
 
 def number(low: float | None = None, high: float | None = None, above: float | None = None) -> Kind:
-    """A finite number within [low, high], or greater than `above`."""
-    if above is not None:
+    """A finite number within [low, high], or greater than `above` (and at most `high`, when given)."""
+    if above is not None and high is not None:
+        expected = f"a number > {above:g} and <= {high:g}"
+    elif above is not None:
         expected = f"a number > {above:g}"
     elif low is not None and high is not None:
         expected = f"a number within {low:g}..{high:g}"
@@ -127,6 +129,7 @@ class Option:
     in_spec: bool = True  # False: set by its environment variable only
     signed: str | None = None  # its key in the judge's signature, when it enters the signature
     show: Callable[[Any], str] = str  # how its value is written in the signature
+    needs: str | None = None  # another option that must be set when this one is (max_cost needs a price)
 
     @property
     def parameter(self) -> str:
@@ -232,7 +235,18 @@ class JudgeOptions:
             except ValueError:
                 raise self._bad(part, f"{option.name} expects {option.kind.expected}, got {value!r}") from None
         values = {o.name: given[o.name] if o.name in given else _from_env(o, environ) for o in self.options}
+        self._check_needs(values)
         return Options(self, values, head, labels)
+
+    def _check_needs(self, values: Mapping[str, Any]) -> None:
+        """An option set without the option it needs is refused when the spec is read, not when the judge
+        is first asked (after the whole input was checked)."""
+        for option in self.options:
+            needed = option.needs and next(o for o in self.options if o.name == option.needs)
+            if needed and values[option.name] is not None and values[needed.name] is None:
+                variable = f" (or {needed.env})" if needed.env else ""
+                raise JudgeSetupError(f"{self.judge} judge option {option.name} needs {needed.name}{variable}: "
+                                      f"set it too, as in {self.written(needed)}; valid options: {self.usage()}")
 
     def _labels_and_options(self, mapping: str) -> tuple[dict[str, str], str]:
         """After PATH's '::': NAME=label pairs (the model's output names) mixed with this judge's options
@@ -258,6 +272,7 @@ class JudgeOptions:
             except ValueError:
                 raise JudgeSetupError(f"{self.judge} judge: {parameter} expects {option.kind.expected}, "
                                       f"got {value!r}") from None
+        self._check_needs(values)
         return Options(self, values, head, dict(labels or {}))
 
 
@@ -278,5 +293,7 @@ def _label_mapping(mapping: str) -> dict[str, str]:
         name, _, label = item.partition("=")
         if label not in LABELS:
             raise JudgeSetupError(f"label mapping {item!r}: '{label}' is not one of {', '.join(LABELS)}")
+        if name in override:
+            raise JudgeSetupError(f"label mapping {item!r}: {name} is given twice")
         override[name] = label
     return override

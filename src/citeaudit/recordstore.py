@@ -4,7 +4,8 @@ splitter (parse/lm_decompose.py), in one file. It lives below both packages, so 
 nothing of the judges.
 
 Here: the file's layout (its tables, checked on opening, so that a file that is not a store is refused
-before anything is written), the connection (write-ahead logging; a write waits its turn through the
+before anything is written; the `digests` table, one digest per judgment row, is added to a store made
+before it, and a citeaudit that does not know it passes it by), the connection (write-ahead logging; a write waits its turn through the
 busy timeout; one object may be used from several threads, each use holding its lock), and the
 `decompositions` table. Every SQLite failure is a StoreError naming the file.
 """
@@ -32,6 +33,15 @@ CREATE TABLE IF NOT EXISTS {TABLE} (
     passages TEXT NOT NULL,
     judgment TEXT NOT NULL,
     created TEXT NOT NULL DEFAULT (datetime('now'))
+)
+"""
+# A digest of each judgment row (judges/store.py `row_digest`), in a table of its own so that a store stays
+# readable by a citeaudit older than it; rows recorded before digests were kept have none.
+DIGEST_TABLE = "digests"
+DIGEST_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS {DIGEST_TABLE} (
+    key TEXT PRIMARY KEY,
+    digest TEXT NOT NULL
 )
 """
 # Recorded claim splits of a language-model splitter (parse/lm_decompose.py), beside the judgments: the
@@ -73,8 +83,10 @@ class RecordStore:
                 self._check_layout(required=not create)
                 if create:
                     self._use_wal()
+                    self.has_digests = True
                     with self._write():
                         self._db.execute(SCHEMA)
+                        self._db.execute(DIGEST_SCHEMA)
                         self._db.execute(DECOMPOSITION_SCHEMA)
             except BaseException:
                 self._db.close()
@@ -96,6 +108,7 @@ class RecordStore:
                 "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")}
         except sqlite3.DatabaseError as err:
             raise StoreError(f"{self.path}: not a citeaudit judgment store (not an SQLite database: {err})") from None
+        self.has_digests = DIGEST_TABLE in tables  # made when a store is opened to write (a read-only one may lack it)
         if TABLE not in tables:
             if tables or required:
                 found = f"tables {', '.join(sorted(tables))}" if tables else "no tables"

@@ -5,24 +5,39 @@ cases; `runs`: reading run logs; `desk`; `judges`; `export`; `agree`; `verify`),
 from __future__ import annotations
 
 import gc
+import warnings
 
 import click
 
 from citeaudit._version import __version__
-from citeaudit.errors import CiteauditError, InputError
+from citeaudit.errors import CiteauditError, CiteauditWarning, InputError
 from citeaudit.text import visible_controls
 
 
 class _Group(click.Group):
-    """Turns citeaudit's own errors into a clear message and its exit code (no traceback)."""
+    """Turns citeaudit's own errors into a clear message and its exit code (no traceback), and its own
+    warnings into a `citeaudit: warning: ...` line on stderr."""
 
     def invoke(self, ctx: click.Context):
         try:
-            return super().invoke(ctx)
+            with warnings.catch_warnings():
+                warnings.simplefilter("always", CiteauditWarning)
+                warnings.showwarning = _show_warning
+                return super().invoke(ctx)
         except CiteauditError as err:
             message = f"citeaudit: bad input:\n{err}" if isinstance(err, InputError) else f"citeaudit: {err}"
             click.echo(visible_controls(message), err=True)
             ctx.exit(err.exit_code)
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    if issubclass(category, CiteauditWarning):
+        click.echo(visible_controls(f"citeaudit: warning: {message}"), err=True)
+    else:
+        _python_show_warning(message, category, filename, lineno, file, line)
+
+
+_python_show_warning = warnings.showwarning
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

@@ -39,11 +39,17 @@ def read_log(path: str):
     from citeaudit.run.log import read_runlog
 
     log = read_runlog(path)
+    warn_if_edited(path, log)
+    return log
+
+
+def warn_if_edited(path: str, log) -> None:
+    """Say on stderr that the log (or a stream's trailer) at `path` was changed after it was written, and how
+    it is known: a checksum that does not match or was removed, a stream's summary not its cases'."""
     if log.edited:
         click.echo(visible_controls(
-            f"citeaudit: warning: {path} was changed after it was written (its checksum does not match): "
-            f"figures are shown as stored; `citeaudit rescore {path}` recomputes them from its judgments"), err=True)
-    return log
+            f"citeaudit: warning: {path} was changed after it was written ({log.edit_note}): figures are shown "
+            f"as stored; `citeaudit rescore {path}` recomputes them from its judgments"), err=True)
 
 
 # --- how commands read their input and show their output ----------------------------------------
@@ -65,6 +71,7 @@ def parse_ks(value: str) -> tuple[int, ...]:
 def load_inputs(paths: Sequence[str], reading=None, fmt: str | None = None, labels_path: str | None = None,
           reader_options: Sequence[str] = ()):
     from citeaudit.files.loading import load_cases
+    from citeaudit.run.pipeline import check_splitter
 
     reading = reading or reading_for("citeaudit", None, fmt)
     options = parse_reader_options(reader_options, fmt)
@@ -73,6 +80,7 @@ def load_inputs(paths: Sequence[str], reading=None, fmt: str | None = None, labe
             raise click.BadParameter(f"{path} is a folder; only --from ragas reads a folder (a saved datasets "
                                      "dataset)")
     cases = load_cases(paths, reading, fmt, **options)
+    check_splitter(reading)
     if labels_path:
         from citeaudit.files.labelled import label_cases, load_rows
 

@@ -14,8 +14,7 @@ import json
 
 import click
 
-from citeaudit.cli.common import read_log
-from citeaudit.text import visible_controls
+from citeaudit.cli.common import read_log, warn_if_edited
 
 RAGCHECKER = "ragchecker"
 
@@ -72,10 +71,8 @@ def _export_stream(run: str, target: str) -> None:
             yield item
 
     count = write_rows(stream_claim_rows(entries()), target)
-    if ends and ends[0].edited:
-        click.echo(visible_controls(
-            f"citeaudit: warning: {run} was changed after it was written (its checksum does not match): "
-            f"figures are shown as stored; `citeaudit rescore {run}` recomputes them from its judgments"), err=True)
+    if ends:
+        warn_if_edited(run, ends[0])
     click.echo(f"{count} rows written to {target}", err=True)
 
 

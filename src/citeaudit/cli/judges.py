@@ -69,12 +69,13 @@ def render_text(result: dict[str, Any]) -> str:
 @click.option("--seed", default=0, show_default=True, help="bootstrap seed")
 def validate_judge_cmd(data, judge_name, predictions, fmt, resamples, seed):
     """Measure a judge on human-labelled DATA rows (JSONL: id, claim, passages, label, source, lang)."""
-    from citeaudit.judges import make_judge
+    from citeaudit.judges import make_judge, parse_judge
     from citeaudit.files.labelled import load_rows
     from citeaudit.training.validation import validate_judge
 
+    spec = parse_judge(judge_name)  # a bad spec stops here, before the rows are read
     rows = load_rows(data)
-    judge = make_judge(judge_name, [])
+    judge = make_judge(spec, [])
     done = [0]
 
     def progress(k: int) -> None:
@@ -152,8 +153,8 @@ def calibrate_judge_cmd(data, model_dir, exclude_source, dry_run):
 @click.option("--extra-labels", type=click.Path(exists=True, dir_okay=False),
               help="a JSONL of reviewed rows (the validate-judge format) to add to the training data")
 @click.option("--leave-out", type=click.Choice(sorted(LABEL_MAPPING)), help="drop one source from training")
-@click.option("--time-budget", type=float, help="stop training after this many minutes")
-@click.option("--steps", type=int, default=3000, show_default=True)
+@click.option("--time-budget", type=click.FloatRange(min=0, min_open=True), help="stop training after this many minutes")
+@click.option("--steps", type=click.IntRange(min=1), default=3000, show_default=True)
 @click.option("--fit-steps", is_flag=True,
               help="lower the planned steps to what fits --time-budget (measured over the first steps), so "
                    "the learning rate decays inside the budget")
@@ -166,7 +167,7 @@ def calibrate_judge_cmd(data, model_dir, exclude_source, dry_run):
               help="auto: cuda when torch sees one, else cpu")
 @click.option("--precision", type=click.Choice(PRECISIONS), help="default: fp32 on cpu, bf16 autocast on cuda")
 @click.option("--batch-size", type=click.IntRange(min=1), help="default: 16 on cpu, 64 on cuda")
-@click.option("--lr", type=float, default=4e-5, show_default=True)
+@click.option("--lr", type=click.FloatRange(min=0, min_open=True), default=4e-5, show_default=True)
 @click.option("--workers", type=click.IntRange(min=0),
               help="DataLoader workers that tokenise batches ahead (default: 0 on cpu, 6 on cuda)")
 @click.option("--checkpoint", type=click.IntRange(min=1), default=100, show_default=True,
@@ -232,7 +233,9 @@ def store_cmd():
 @click.argument("path", metavar="FILE", type=click.Path(dir_okay=False))
 def store_check_cmd(path):
     """Check that FILE is a judgment store and that every row holds a sound judgment (it parses, is by
-    the row's judge, and its key matches its text, passages and judge), and every recorded claim split
+    the row's judge, its key matches its text, passages and judge, and it matches the digest it was
+    recorded with: a judgment changed since is bad; rows recorded before digests were kept are counted
+    apart, not bad), and every recorded claim split
     a sound split (its outcome holds claims or a fallback reason, its claims pass the split checks, and
     its key matches its statement, language and splitter). Prints the rows per judge and per splitter
     and every bad row with its key; exits 2 when FILE is not a store or any row is bad. Reads only."""
@@ -249,6 +252,9 @@ def store_check_cmd(path):
     splits = check_recorded_splits(path)
     lines = [f"{path}: {found.rows} judgments, {len(found.bad)} bad"]
     lines += [f"  {judge}  {n}" for judge, n in sorted(found.judges.items())]
+    if found.undigested:  # not bad: recorded by a citeaudit that kept no digests
+        lines.append(f"{path}: {found.undigested} judgments without a digest (recorded before digests were kept): "
+                     "a change to them cannot be told")
     if splits.rows:  # only stores an `openai:` claim splitter wrote to hold any
         lines.append(f"{path}: {splits.rows} claim splits, {len(splits.bad)} bad")
         lines += [f"  {splitter}  {n}" for splitter, n in sorted(splits.splitters.items())]

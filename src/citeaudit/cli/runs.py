@@ -94,12 +94,13 @@ def compare(run_a, run_b, a_system, b_system, fmt, allow_mismatch, details):
 @reader_options("--sources")
 def review(run, sources, rejudge, judge_name, fmt, source_format, reader_options):
     """List every answer and claim whose cited passage changed, vanished or moved since RUN."""
-    from citeaudit.judges import make_judge
+    from citeaudit.judges import make_judge, parse_judge
     from citeaudit.run.review import (CurrentSources, format_review, read_current_sources, rejudge as do_rejudge,
                                       review as do_review)
     from citeaudit.run.log import resolved_cases
 
     parse_reader_options(reader_options, source_format)  # a bad --option is refused before anything is read
+    spec = parse_judge(judge_name)  # and a bad --judge, even when no passage turns out to have changed
     if source_format == "citeaudit":
         current = read_current_sources(sources)
     else:
@@ -112,7 +113,7 @@ def review(run, sources, rejudge, judge_name, fmt, source_format, reader_options
         echo_text(f"citeaudit: review: {len(unmatched)} document(s) of {sources} are in no case of the run, left "
                   f"out: {', '.join(map(repr, unmatched[:10]))}{' …' if len(unmatched) > 10 else ''}", err=True)
     if rejudge and changes:
-        do_rejudge(changes, log, current, make_judge(judge_name, [*resolved_cases(log), *current.labelled_cases()]))
+        do_rejudge(changes, log, current, make_judge(spec, [*resolved_cases(log), *current.labelled_cases()]))
     if fmt == "json":
         click.echo(json.dumps([{
             "case": ch.case, "passage": ch.passage, "status": ch.status, "detail": ch.detail,

@@ -19,17 +19,6 @@ ANSWER_SUFFIXES = (".txt", ".md")
 SHOWN_ANSWERS = 20  # answers named in a message about --answer; a file of another tool's may hold thousands
 
 
-def _read_sources(path: str):
-    """A JSON file of sources: a mapping id -> text, or a list of documents or passages."""
-    from citeaudit.errors import InputError, Problem
-    from citeaudit.files.loading import read_json_file
-
-    data = read_json_file(path)
-    if not isinstance(data, (dict, list)):
-        raise InputError([Problem(path, None, "", "expected a mapping id -> text, or a list of documents")])
-    return data
-
-
 def _pick(cases, wanted: str | None):
     """The (case, answer id) that --answer names: `ID`, or `CASE/ID` (either may hold a slash itself, as
     other tools' ids do); the only answer when not given."""
@@ -75,8 +64,10 @@ def verify_cmd(ctx, case_or_answer, answer_id, sources_path, judge_name, store, 
     Exit codes: 0 deliver, 1 revise, 4 abstain, 2 bad input, 3 a judge could not judge.
     """
     from citeaudit.files.destinations import check_destination
-    from citeaudit.run.verify import Policy, verify, verify_case
+    from citeaudit.judges import parse_judge
+    from citeaudit.run.verify import Policy, answer_file_case, verify_case
 
+    spec = parse_judge(judge_name)  # a bad spec stops here, before anything is read or judged
     policy = Policy.parse(policy_text)
     for option, path in (("--out", out), ("--store", store)):
         if path:
@@ -92,12 +83,11 @@ def verify_cmd(ctx, case_or_answer, answer_id, sources_path, judge_name, store, 
             raise click.UsageError("an answer given as text needs --sources")
         if Path(case_or_answer).is_dir():
             raise click.BadParameter(f"{case_or_answer} is a folder, not an answer", param_hint="CASE_OR_ANSWER")
-        text = Path(case_or_answer).read_text(encoding="utf-8")
-        result = verify({"id": answer_id or Path(case_or_answer).stem, "text": text}, _read_sources(sources_path),
-                        judge_name, policy, store=store)
+        rc = answer_file_case(case_or_answer, sources_path, answer_id)
+        chosen = rc.case.answers[0].id
     else:
         rc, chosen = _pick(load_inputs([case_or_answer], fmt=source_format, reader_options=reader_options), answer_id)
-        result = verify_case(rc, chosen, judge_name, policy, store=store)
+    result = verify_case(rc, chosen, spec, policy, store=store)
     if out:
         result.write_log(out, inputs=[p for p in (case_or_answer, sources_path) if p], reader=source_format)
         click.echo(f"run log written to {out}", err=True)

@@ -4,7 +4,8 @@ A destination in a missing folder is refused before anything is judged or scored
 to a temporary name beside it and renamed into place, so an interrupted write leaves the old file (or
 none), never half of one. When the write still fails after the work is done (the disk filled up, the
 folder was removed), the output is kept in the first place that takes it (beside the intended path,
-then the current folder, then the temporary folder) and the error says where it went.
+then the current folder, then the temporary folder) and the error says where it went. An output written
+as the work goes (a streamed run log) is read back from its open file when its folder went away.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import secrets
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO, BinaryIO
 
 from citeaudit.errors import DestinationError
 
@@ -95,3 +96,28 @@ def write_output_with(path: str | Path, write: Callable[[BinaryIO], None], what:
             continue
         raise DestinationError(f"could not write {what} {path} ({reason}); it was written to {place} instead")
     raise DestinationError(f"could not write {what} {path} ({reason}), nor anywhere else")
+
+
+def put_in_place(fh: IO, temporary: str, path: str | Path, what: str) -> None:
+    """Rename a file written as it went (at `temporary`, from `temporary_beside`, still open as `fh`) onto
+    `path`, and close it. When the rename fails (the folder was removed while the file was written), the
+    content is read back through the open handle, which still holds every byte of a file whose folder is
+    gone, and kept as `write_output` keeps an output: at `path` if it can be written after all, else in
+    the first fallback place, and the DestinationError says where."""
+    try:
+        fh.flush()
+        os.replace(temporary, path)
+    except OSError:
+        try:
+            write_output_with(path, lambda out: _copy_from_start(fh.fileno(), out), what)
+        finally:
+            fh.close()
+            Path(temporary).unlink(missing_ok=True)
+    else:
+        fh.close()
+
+
+def _copy_from_start(fd: int, out: BinaryIO) -> None:
+    os.lseek(fd, 0, os.SEEK_SET)
+    while chunk := os.read(fd, 1 << 20):
+        out.write(chunk)

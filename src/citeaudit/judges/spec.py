@@ -73,7 +73,8 @@ MODEL = JudgeOptions("model", (
 ), example="model:guard=off,threads=2")
 
 EMBEDDING = JudgeOptions("embedding", (
-    Option("thr", number(-1.0, 1.0), EMBEDDING_THRESHOLD, "cosine similarity at or above which a pair is full",
+    # a cosine of 0 or below would call every pair `full`: the threshold lies in (0, 1]
+    Option("thr", number(above=0.0, high=1.0), EMBEDDING_THRESHOLD, "cosine similarity at or above which a pair is full",
            keyword="threshold", aliases=("threshold",), signed="thr", show=lambda v: f"{v:g}"),
     Option("win", integer(1, 500), EMBEDDING_WINDOW, "window size in model tokens", keyword="max_tokens",
            aliases=("max_tokens",), signed="win"),

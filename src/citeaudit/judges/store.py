@@ -4,6 +4,12 @@ The key hashes the text, every cited passage's document id, version, span and co
 judge's signature. Each judgment is committed as soon as it is made, so an interrupted run loses
 nothing and a rerun asks the judge only for what is missing.
 
+Each row's judgment has a digest beside it (the `digests` table: SHA-256 over the row's key, judge, text,
+passages and judgment), so that a judgment changed after it was recorded, by a hand or a tool, is told
+apart: `check` lists it as bad, and a run that replays it uses it as stored and warns once
+(`EditedRecordWarning`), as an edited run log is shown as stored with a warning. Rows recorded before
+digests were kept have none: they are counted, never taken for edited.
+
 Several runs may fill one store at once (each waits its turn to write; the first judgment recorded
 for a key is the one kept), and one store object may be used from several threads (a server's, such
 as the desk's): each use of its connection waits for the one before (the file and its locking are
@@ -15,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -22,11 +29,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from citeaudit.errors import MissingJudgment, StoreError, validation_problems
+from citeaudit.errors import EditedRecordWarning, MissingJudgment, StoreError, validation_problems
 from citeaudit.records import Judgment, SourcePassage
 # the file, its layout and locking are shared with recorded claim splits; the names stay importable here
 from citeaudit.recordstore import (  # noqa: F401
-    BUSY_TIMEOUT_S, COLUMNS, DECOMPOSITION_SCHEMA, DECOMPOSITION_TABLE, SCHEMA, TABLE, RecordStore, _is_busy,
+    BUSY_TIMEOUT_S, COLUMNS, DECOMPOSITION_SCHEMA, DECOMPOSITION_TABLE, DIGEST_TABLE, SCHEMA, TABLE, RecordStore,
+    _is_busy,
 )
 from citeaudit.judges.base import Request
 
@@ -41,6 +49,26 @@ def judgment_key(request: Request, judge_signature: str) -> str:
     return _key_of(request.text, [p.identity() for p in request.passages], judge_signature)
 
 
+def row_digest(key: str, judge: str, text: str, passages: str, judgment: str) -> str:
+    """SHA-256 of what makes a stored judgment, as its row holds it (passages and judgment as JSON text,
+    compared as the values they hold): a change to its label, score or explanation changes it."""
+    material = {"key": key, "judge": judge, "text": text, "passages": json.loads(passages),
+                "judgment": json.loads(judgment)}
+    canonical = json.dumps(material, sort_keys=True, separators=(",", ":"))  # ASCII: any text can be hashed
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _digest_problem(key: str, judge: str, text: str, passages: str, raw: Any, digest: str | None) -> str | None:
+    """Why a row does not match the digest it was recorded with (None when it does, or has none)."""
+    if digest is None:
+        return None
+    try:
+        matches = row_digest(key, judge, text, passages, raw) == digest
+    except (TypeError, ValueError):
+        matches = False
+    return None if matches else "the row does not match its digest: it was changed after it was recorded"
+
+
 def _parse_judgment(raw: Any) -> Judgment:
     """The Judgment a row's `judgment` column holds; ValueError saying why when it holds none."""
     if not isinstance(raw, (str, bytes)):
@@ -53,7 +81,7 @@ def _parse_judgment(raw: Any) -> Judgment:
         raise ValueError(f"judgment is not a valid Judgment: {found}") from None
 
 
-def _row_problem(key: str, judge: str, text: str, passages: str, raw: Any) -> str | None:
+def _row_problem(key: str, judge: str, text: str, passages: str, raw: Any, digest: str | None) -> str | None:
     """What is wrong with one stored row, or None when it is a sound judgment."""
     try:
         judgment = _parse_judgment(raw)
@@ -67,7 +95,7 @@ def _row_problem(key: str, judge: str, text: str, passages: str, raw: Any) -> st
         return "passages column is not JSON"
     if recomputed != key:
         return "key does not match the row's text, passages and judge"
-    return None
+    return _digest_problem(key, judge, text, passages, raw, digest)
 
 
 @dataclass
@@ -77,6 +105,7 @@ class StoreCheck:
     path: str
     judges: Counter = field(default_factory=Counter)
     bad: list[tuple[str, str]] = field(default_factory=list)  # (key, problem)
+    undigested: int = 0  # rows recorded before digests were kept: an edit to them cannot be told
 
     @property
     def rows(self) -> int:
@@ -92,20 +121,35 @@ class JudgmentStore(RecordStore):
     the table layout), creating it when new; `create=False` opens an existing store read-only and
     changes nothing. The file, its connection and locking are `RecordStore`'s (recordstore.py)."""
 
+    _warned_edited = False
+
+    def _rows(self, where: str = "", *arguments: Any):
+        """(key, judge, text, passages, judgment, digest) of the rows `where` selects; digest None for a
+        row recorded before digests were kept."""
+        digest = f"(SELECT digest FROM {DIGEST_TABLE} d WHERE d.key = j.key)" if self.has_digests else "NULL"
+        return self._db.execute(f"SELECT key, judge, text, passages, judgment, {digest} FROM {TABLE} j {where}",
+                                arguments)
+
     def get(self, request: Request, judge_signature: str) -> Judgment | None:
         key = judgment_key(request, judge_signature)
         with self._sqlite_errors():
-            row = self._db.execute(f"SELECT judge, judgment FROM {TABLE} WHERE key = ?", (key,)).fetchone()
+            row = self._rows("WHERE key = ?", key).fetchone()
         if row is None:
             return None
         try:
-            judgment = _parse_judgment(row[1])
+            judgment = _parse_judgment(row[4])
         except ValueError as err:
             raise StoreError(f"{self.path}: row with key {key}: {err}; `citeaudit store check "
                              f"{self.path}` lists every bad row") from None
-        if judgment.judge != judge_signature or row[0] != judge_signature:
+        if judgment.judge != judge_signature or row[1] != judge_signature:
             raise StoreError(f"{self.path}: row with key {key}: the judgment is by {judgment.judge!r} "
-                             f"(judge column {row[0]!r}), not by {judge_signature!r}")
+                             f"(judge column {row[1]!r}), not by {judge_signature!r}")
+        if not self._warned_edited and _digest_problem(*row):
+            self._warned_edited = True  # once per store: `store check` lists every such row
+            warnings.warn(EditedRecordWarning(
+                f"{self.path}: the judgment of row {key} was changed after it was recorded (it does not match "
+                f"its digest): it is used as stored; `citeaudit store check {self.path}` lists every such row"),
+                stacklevel=2)
         return judgment
 
     def put(self, request: Request, judgment: Judgment) -> Judgment:
@@ -124,25 +168,29 @@ class JudgmentStore(RecordStore):
                 for (request, judgment), was_added in zip(pairs, added)]
 
     def _insert(self, request: Request, judgment: Judgment) -> bool:
-        """Insert one row inside an open write transaction; False when the key was recorded already."""
-        return bool(self._db.execute(
+        """Insert one row and its digest inside an open write transaction; False when the key was recorded
+        already."""
+        row = (judgment_key(request, judgment.judge), judgment.judge, request.text,
+               json.dumps([p.identity() for p in request.passages]), judgment.model_dump_json())
+        added = bool(self._db.execute(
             f"INSERT INTO {TABLE} (key, judge, text, passages, judgment) VALUES (?, ?, ?, ?, ?) "
-            "ON CONFLICT (key) DO NOTHING",
-            (judgment_key(request, judgment.judge), judgment.judge, request.text,
-             json.dumps([p.identity() for p in request.passages]), judgment.model_dump_json()),
-        ).rowcount)
+            "ON CONFLICT (key) DO NOTHING", row).rowcount)
+        if added:
+            self._db.execute(f"INSERT OR REPLACE INTO {DIGEST_TABLE} (key, digest) VALUES (?, ?)",
+                             (row[0], row_digest(*row)))
+        return added
 
     def check(self) -> StoreCheck:
-        """Every row read and checked: its judgment parses, is by the row's judge, and its key is the
-        hash of its text, passages and judge."""
+        """Every row read and checked: its judgment parses, is by the row's judge, its key is the hash of
+        its text, passages and judge, and it matches its digest (when it has one)."""
         found = StoreCheck(self.path)
         with self._sqlite_errors():
-            rows = self._db.execute(f"SELECT key, judge, text, passages, judgment FROM {TABLE} ORDER BY key")
-            for key, judge, text, passages, raw in rows:
-                found.judges[judge] += 1
-                problem = _row_problem(key, judge, text, passages, raw)
+            for row in self._rows("ORDER BY key"):
+                found.judges[row[1]] += 1
+                found.undigested += row[5] is None
+                problem = _row_problem(*row)
                 if problem:
-                    found.bad.append((key, problem))
+                    found.bad.append((row[0], problem))
         return found
 
     def __len__(self) -> int:

@@ -12,7 +12,9 @@ before using it:
 
 A split that fails a check is rejected and the statement goes to the fallback splitter (the rule
 splitter by default); so does one whose request failed (after the remote judge's retries). Every
-fallback is kept in `fallbacks` with its reason.
+fallback is kept in `fallbacks` with its reason. When the request failed for *every* statement of a run
+(no server reached, a wrong key or model), the model split nothing: `check_reached` makes that a
+JudgeError, unless the fallback was asked for (`openai:MODEL,fallback=rule`).
 
 Each outcome is recorded in a judgment store's `decompositions` table (the raw response, the claims or
 the reason for the fallback, the statement's language), keyed by the statement, its language and the
@@ -41,6 +43,7 @@ from typing import Any
 
 from citeaudit.errors import JudgeError, JudgeSetupError, MalformedAnswer, MissingDecomposition, StoreError
 from citeaudit.llm import OPENAI, ChatClient, Prompt, answer_json
+from citeaudit.options import JudgeOptions, Option, choice
 from citeaudit.llm import snippet as _snippet
 from citeaudit.quantities import negation_pattern, quantities
 from citeaudit.recordstore import DECOMPOSITION_TABLE, RecordStore
@@ -199,7 +202,8 @@ class OpenAIDecomposer:
     name = "openai"
 
     def __init__(self, model: str, *, store: RecordStore | None = None, replay: bool = False,
-                 fallback: Decomposer | None = None, prompt_version: str = PROMPT_VERSION, **options: Any):
+                 fallback: Decomposer | None = None, prompt_version: str = PROMPT_VERSION,
+                 fallback_asked: bool = False, **options: Any):
         if prompt_version not in SPLIT_PROMPTS:
             raise JudgeSetupError(f"unknown claim-splitting prompt version {prompt_version!r}; "
                                   f"known: {', '.join(sorted(SPLIT_PROMPTS))}")
@@ -217,8 +221,12 @@ class OpenAIDecomposer:
         self.store = store
         self.replay = replay
         self.fallback = fallback if fallback is not None else RuleDecomposer()
+        # True: the fallback may split every statement (fallback=rule); False: only some (check_reached)
+        self.fallback_asked = fallback_asked
         self.fallbacks: list[Fallback] = []
         self.asked = 0  # statements sent to the model (not replayed)
+        self.outcomes = 0  # statements whose outcome was found (asked, or replayed from the store)
+        self.failed_requests = 0  # of those, the ones whose request failed
         self._memo: OrderedDict[str, dict[str, Any]] = OrderedDict()
 
     @property
@@ -243,11 +251,25 @@ class OpenAIDecomposer:
                 f"{self.model_signature} "
                 f"(first: {_snippet(self.fallbacks[0].statement, 80)!r}: {self.fallbacks[0].reason})")
 
+    def check_reached(self) -> None:
+        """Raise JudgeError when the request failed for every statement split so far: the model split
+        none, and the run would be the rule splitter's under this splitter's name. The fallback splits
+        occasional failures; all of them only when asked for (`fallback=rule`)."""
+        if self.fallback_asked or not self.outcomes or self.failed_requests < self.outcomes:
+            return
+        first = next(f for f in self.fallbacks if f.reason.startswith("request failed"))
+        raise JudgeError(f"openai claim splitter ({self.model_signature}): the request failed for every one of "
+                         f"the {self.outcomes} statement(s) to split (first: {first.reason}); to let "
+                         f"{self._fallback_signature} split them all instead, write --claims "
+                         f"openai:{self.client.model},fallback=rule")
+
     def decompose(self, statement_text: str, lang: str) -> list[str] | Sequence[tuple[int, int]]:
         key = decomposition_key(statement_text, lang, self.model_signature)
         outcome = self._memo.get(key)
         if outcome is None:
             outcome = self._outcome(key, statement_text, lang)
+            self.outcomes += 1
+            self.failed_requests += bool(outcome.get("request_failed"))
             if _claims_of(outcome) is None:
                 self.fallbacks.append(Fallback(statement_text, str(outcome.get("fallback") or "no claims recorded")))
             self._memo[key] = {k: outcome[k] for k in ("claims", "fallback") if k in outcome}  # not the response
@@ -294,6 +316,15 @@ def _claims_of(outcome: dict[str, Any]) -> list[str] | None:
     return None
 
 
+# `--claims openai:MODEL,...`: the chat client's options (the judge's prompt version and concurrency are the
+# judge's: a statement is split one at a time by the splitter's own prompt), and the fallback asked for
+SPLITTER = JudgeOptions("openai", (
+    *(o for o in OPENAI.options if o.name not in ("prompt_version", "concurrency")),
+    Option("fallback", choice("rule"), None, "let the rule splitter split every statement the model could not, "
+           "even all of them (default: only some; a run where every request failed is a judge failure)"),
+), head="MODEL", example="openai:gpt-4o-mini,fallback=rule")
+
+
 def make_decomposer(spec: str, *, store: RecordStore | None = None, replay: bool = False) -> Decomposer:
     """The claim splitter a spec names: `rule` (the default), `none`, or `openai:MODEL` (configured from
     the CITEAUDIT_OPENAI_* environment, as the openai judge is)."""
@@ -303,9 +334,10 @@ def make_decomposer(spec: str, *, store: RecordStore | None = None, replay: bool
     if name == "none" and not argument:
         return NoDecomposer()
     if name == "openai":
-        options = OPENAI.parse(argument)
-        keywords = {k: v for k, v in options.keywords().items() if k not in ("prompt_version", "concurrency")}
-        return OpenAIDecomposer(options.head, store=store, replay=replay, **keywords)
+        options = SPLITTER.parse(argument)
+        keywords = {k: v for k, v in options.keywords().items() if k != "fallback"}
+        return OpenAIDecomposer(options.head, store=store, replay=replay,
+                                fallback_asked=options["fallback"] is not None, **keywords)
     raise JudgeSetupError(f"unknown claim splitter {spec!r}; known: rule, none, openai:MODEL")
 
 

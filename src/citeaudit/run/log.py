@@ -22,9 +22,12 @@ message to upgrade.
 
 The checksum is the SHA-256 of the log's content (every field but `checksum`, as canonical JSON); a
 stream's is that of its bytes before the trailer.
-A log whose content no longer matches it was edited after it was written; it is still read, and
-`RunLog.edited` says so, so every command that shows it can say that its figures are as stored and
-`citeaudit rescore` recomputes them from its judgments.
+A log whose content no longer matches it was edited after it was written; so was a log of schema 3 or
+later without one (citeaudit has written a checksum into every log since schema 3: only a hand can have
+taken it out), and a stream whose trailer's summary is not the one its case lines sum to (the checksum
+does not cover the trailer; the summary is recomputed from the cases). Such a log is still read, and
+`RunLog.edited` says so (`edit_note` says how), so every command that shows it can say that its figures
+are as stored and `citeaudit rescore` recomputes them from its judgments.
 """
 
 from __future__ import annotations
@@ -44,11 +47,11 @@ from pydantic import PrivateAttr, ValidationError
 from citeaudit._version import __version__
 from citeaudit.budget import OptionalSearchRecord
 from citeaudit.run.diagnose import diagnose
-from citeaudit.errors import DestinationError, InputError, RunLogError, validation_problems
+from citeaudit.errors import InputError, RunLogError, validation_problems
 from citeaudit.judges import JudgeSpec, Judgments, MemoryStore, RecordedJudge, Request
 from citeaudit.jsonio import StrictJson, decode_error
 from citeaudit.files.loading import read_json_file
-from citeaudit.files.destinations import temporary_beside, write_output
+from citeaudit.files.destinations import put_in_place, temporary_beside, write_output
 from citeaudit.metrics import Parsing, Report, Settings, Signature, score_cases
 from citeaudit.records import Case, Judgment, directory_sha256, file_sha256
 from citeaudit.run.results import AnswerRecord, CaseRecord, Finding, ResultSettings, Results, Summary, _Log, results_of
@@ -163,12 +166,24 @@ class RunSettings(_Log):
 class _Checked(_Log):
     """A log, or a stream's trailer, that knows whether its content still matches its checksum."""
 
-    _edited: bool = PrivateAttr(default=False)
+    _edit_note: str | None = PrivateAttr(default=None)
 
     @property
     def edited(self) -> bool:
-        """True when the content no longer matches the checksum it was written with."""
-        return self._edited
+        """True when the log was changed after it was written: its content no longer matches its checksum,
+        the checksum was taken out, or a stream's summary is not its cases' (`edit_note` says which)."""
+        return self._edit_note is not None
+
+    @property
+    def edit_note(self) -> str | None:
+        """How the log is known to be edited ("its checksum does not match"), None when it is not."""
+        return self._edit_note
+
+
+CHECKSUM_WRONG = "its checksum does not match"
+CHECKSUM_REMOVED = "its checksum was removed"
+TRAILER_WRONG = "its trailer's count or summary is not its cases': the summary is summed again from them"
+FIRST_CHECKSUM_SCHEMA = 3  # every log citeaudit wrote since this schema has a checksum
 
 
 class _RunHeader(_Log):
@@ -260,7 +275,10 @@ def read_runlog(path: str | Path) -> RunLog:
         raise RunLogError(f"{name}: not a citeaudit run log (no schema_version)")
     version = _schema_version(data["schema_version"], name)
     stored = data.get("checksum")
-    edited = isinstance(stored, str) and stored != content_checksum(data)
+    if not isinstance(stored, str):
+        note = CHECKSUM_REMOVED if version >= FIRST_CHECKSUM_SCHEMA else None  # older logs never had one
+    else:
+        note = CHECKSUM_WRONG if stored != content_checksum(data) else None
     while version != SCHEMA_VERSION:
         data = MIGRATIONS[version](data)
         version = data["schema_version"]
@@ -268,7 +286,7 @@ def read_runlog(path: str | Path) -> RunLog:
         log = RunLog.model_validate(data)
     except ValidationError as err:
         raise InputError(validation_problems(err, name)) from None
-    log._edited = edited
+    log._edit_note = note
     return log
 
 
@@ -353,12 +371,20 @@ class CaseEntry(_Log):
 
 
 class StreamTrailer(_Checked):
-    """The last line of a stream; `edited` when the bytes before it no longer match its checksum."""
+    """The last line of a stream; `edited` when the bytes before it no longer match its checksum, or when
+    its count or summary is not its case lines' (the checksum does not cover the trailer itself)."""
 
     stream: Literal["end"]
     cases: int
     summary: Summary
     checksum: str
+    _summed: Summary | None = PrivateAttr(default=None)
+
+    @property
+    def summed(self) -> Summary:
+        """The summary the stream's case lines sum to, as the run summed it while scoring them: the one a
+        stream is read with, whatever the trailer says."""
+        return self._summed if self._summed is not None else self.summary
 
 
 def is_stream(path: str | Path) -> bool:
@@ -407,7 +433,7 @@ class StreamWriter:
     def __init__(self, path: str | Path):
         self.path = Path(path)
         fd, self._temporary = temporary_beside(self.path)
-        self._fh = os.fdopen(fd, "wb")
+        self._fh = os.fdopen(fd, "w+b")  # read back if the folder goes away (put_in_place)
         self._digest = hashlib.sha256()
         self.cases = 0
 
@@ -429,12 +455,7 @@ class StreamWriter:
         self._fh.write((json.dumps({"stream": STREAM_END, "cases": self.cases, "summary": summary,
                                     "checksum": checksum}, ensure_ascii=False, separators=(",", ":"))
                         + "\n").encode("utf-8"))
-        try:
-            self._fh.close()
-            os.replace(self._temporary, self.path)
-        except OSError as err:
-            self.abort()
-            raise DestinationError(f"could not write run log {self.path} ({err.strerror or err})") from None
+        put_in_place(self._fh, self._temporary, self.path, "run log")  # kept elsewhere, if need be
 
     def abort(self) -> None:
         self._fh.close()
@@ -443,12 +464,17 @@ class StreamWriter:
 
 def stream_entries(path: str | Path) -> Iterator[StreamHeader | CaseEntry | StreamTrailer]:
     """A streamed log read one line at a time: its header, each case, its trailer (with `edited` set when
-    the bytes before it no longer match its checksum). Each line is checked as it is read; a problem is
-    an InputError naming the file and line."""
+    the bytes before it no longer match its checksum, or its count or summary is not the cases'; `summed`
+    is theirs). Each line is checked as it is read; a problem is an InputError naming the file and line."""
+    from citeaudit.run.pipeline import SummaryCounts
+
     name = str(path)
     digest = hashlib.sha256()
     reader = StrictJson()
     ended = False
+    header: StreamHeader | None = None
+    counts: SummaryCounts | None = None
+    seen = 0
     with open(path, "rb") as fh:
         for n, raw in enumerate(fh, 1):
             if ended:
@@ -473,9 +499,18 @@ def stream_entries(path: str | Path) -> Iterator[StreamHeader | CaseEntry | Stre
                 item = model.model_validate(data)
             except ValidationError as err:
                 raise InputError(validation_problems(err, name, (), lambda loc=(), n=n: n)) from None
+            if isinstance(item, StreamHeader):
+                header, counts = item, SummaryCounts(item.settings.to_settings())
+            elif isinstance(item, CaseEntry):
+                counts.add_records(item.result, item.answers)
+                seen += 1
             if isinstance(item, StreamTrailer):
                 ended = True
-                item._edited = item.checksum != digest.hexdigest()
+                item._summed = Summary.model_validate(counts.to_json(header.signature.render))
+                notes = [CHECKSUM_WRONG] if item.checksum != digest.hexdigest() else []
+                if (item.cases, item.summary) != (seen, item._summed):
+                    notes.append(TRAILER_WRONG)
+                item._edit_note = "; ".join(notes) or None
             else:
                 digest.update(raw)
             yield item
@@ -504,9 +539,9 @@ def _read_stream(path: str | Path) -> RunLog:
         results=Results(citeaudit_version=header.citeaudit_version, judge=header.judge,
                         settings=ResultSettings(ks=settings.ks, no_citation_precision=settings.no_citation_precision),
                         cases=[c.result for c in cases], answers=[a for c in cases for a in c.answers],
-                        summary=trailer.summary),
+                        summary=trailer.summed),
         diagnosis={k: v for c in cases for k, v in c.diagnosis.items()},
         checksum=trailer.checksum,
     )
-    log._edited = trailer.edited
+    log._edit_note = trailer.edit_note
     return log

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -31,7 +30,7 @@ from citeaudit.errors import DestinationError
 from citeaudit.iteration import chunks
 from citeaudit.judges import JudgeSpec, Judgments, Request, judgment_source, parse_judge
 from citeaudit.judges.curated_stream import LabelTable, StreamedCuratedJudge
-from citeaudit.files.destinations import temporary_beside
+from citeaudit.files.destinations import put_in_place, temporary_beside
 from citeaudit.files.loading import each_case, each_checked_case
 from citeaudit.metrics import Settings, plan_requests
 from citeaudit.metrics.ratio import Ratio
@@ -66,6 +65,15 @@ class SummaryCounts:
             self.all.add(ratios)
             self.systems.setdefault(result.system, FigureSums(self.settings)).add(ratios)
             self.labels.update(result.label_counts())
+
+    def add_records(self, case: CaseRecord, answers: Iterable[AnswerRecord]) -> None:
+        """A case as a run log keeps it (its figures' counts), summed as `add` sums it when scored."""
+        add_ratios(self.retrieval, {name: r.ratio() for name, r in case.retrieval.items()})
+        for answer in answers:
+            ratios = {name: r.ratio() for name, r in answer.metrics.items()}
+            self.all.add(ratios)
+            self.systems.setdefault(answer.system, FigureSums(self.settings)).add(ratios)
+            self.labels.update(answer.labels)
 
     def to_json(self, signature: Callable[[str], str]) -> dict[str, Any]:
         """The `summary` of the results, as `report.results.to_json` writes it."""
@@ -280,6 +288,7 @@ class Run:
         folder = tempfile.mkdtemp(prefix="citeaudit-")
         try:
             checked = check_input(cases, folder, spec.labels_only, each)
+            check_splitter(reading)  # every statement is split by now: nothing is judged for a splitter that failed
             judgments = judgment_source(spec, cases, store=store, replay=replay, conventions=reading.conventions,
                                         labels=checked.labels)
         except BaseException:
@@ -363,6 +372,14 @@ class Run:
         return self.summary.to_json(self.report.signature)
 
 
+def check_splitter(reading: Reading) -> None:
+    """Once the input is read: a JudgeError when a language-model claim splitter reached its model for
+    none of the statements (lm_decompose.OpenAIDecomposer.check_reached); other splitters always split."""
+    check = getattr(reading.decomposer, "check_reached", None)
+    if check is not None:
+        check()
+
+
 def _parsing(parsed: bool, settings: Settings, reading: Reading) -> Parsing | None:
     """Who parsed raw answers, as `Parsing.of` finds it, from the first pass's answer to "was any parsed?"."""
 
@@ -424,7 +441,7 @@ class _Listing:
         self._fh = None
         if self.target is not None:
             fd, self._temporary = temporary_beside(self.target)
-            self._fh = open(fd, "w", encoding="utf-8")
+            self._fh = open(fd, "w+", encoding="utf-8")  # read back if the folder goes away (put_in_place)
         self._seen: set[bytes] = set()
         self.count = 0
         self.requests: list[Request] = []  # kept only for an engine that is given them all at once (Ray)
@@ -444,12 +461,8 @@ class _Listing:
 
     def finish(self) -> None:
         if self._fh is not None:
-            self._fh.close()
-            self._fh = None
-            try:
-                os.replace(self._temporary, self.target)
-            except OSError as err:
-                raise DestinationError(f"could not write --list {self.target} ({err.strerror or err})") from None
+            fh, self._fh = self._fh, None
+            put_in_place(fh, self._temporary, self.target, "--list")  # kept elsewhere, if need be
         self._seen = set()
 
     def abort(self) -> None:

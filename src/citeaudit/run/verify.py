@@ -19,7 +19,9 @@ not establish that Eco reduces annual energy by 15%."): no fact comes from anywh
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -27,6 +29,8 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from citeaudit.budget import SearchBudget, SearchRecord
 from citeaudit.errors import InputError, Problem, format_path, validation_problems
+from citeaudit.files.loading import read_json_file
+from citeaudit.jsonio import JsonPiece, read_text
 from citeaudit.judges import Judge, Judgments, JudgeSpec, JudgmentStore, judgment_source
 from citeaudit.metrics import Report, Settings
 from citeaudit.run.pipeline import case_report
@@ -43,6 +47,7 @@ EXIT_CODES: dict[str, int] = {"deliver": 0, "revise": 1, "abstain": 4}
 DEFAULT_JUDGE = "model"  # the shipped offline judge: needs no labels and no network
 VERIFY_SETTINGS = Settings(metrics=(N.SUPPORT, N.COVERAGE))  # claims only: what the decision rests on
 QUOTE_LIMIT = 300  # characters of evidence quoted in a gap
+JsonPath = tuple[str | int, ...]
 
 
 
@@ -77,30 +82,49 @@ class Policy(BaseModel):
 
     @classmethod
     def parse(cls, text: str | None, source: str = "--policy") -> Policy:
-        """`partial=supported,max_unsupported=0.25` (either key may be left out; `strict` is the default)."""
+        """`partial=supported,max_unsupported=0.25` (either key may be left out; `strict` is the default).
+        Every problem is named by its key with the allowed values: an unknown key, a bad value, an empty
+        item, a key given twice (refused as the JSON reader refuses a repeated key)."""
         if text is None or text.strip() in ("", "strict"):
             return cls()
         values: dict[str, Any] = {}
         problems = []
-        for item in (part.strip() for part in text.split(",") if part.strip()):
+        items = [part.strip() for part in text.split(",")]
+        if "" in items:
+            problems.append(Problem(source, None, "", f"an empty item in {text!r}; {_POLICY_USAGE}"))
+        for item in filter(None, items):
             key, equals, value = (s.strip() for s in item.partition("="))
             if not equals:
-                problems.append(Problem(source, None, item, "expected KEY=VALUE (partial=supported|unsupported, "
-                                                            "max_unsupported=SHARE)"))
-            elif key == "partial" and value in ("supported", "unsupported"):
-                values["partial_counts_as_supported"] = value == "supported"
-            elif key == "partial":
-                problems.append(Problem(source, None, key, f"expected 'supported' or 'unsupported', got {value!r}"))
-            elif key == "max_unsupported":
-                values["max_unsupported_share"] = value
+                problems.append(Problem(source, None, item, f"expected KEY=VALUE; {_POLICY_USAGE}"))
+            elif key not in _POLICY_KEYS:
+                problems.append(Problem(source, None, key or "(no key)", f"unknown policy key; {_POLICY_USAGE}"))
+            elif _POLICY_KEYS[key] in values:
+                problems.append(Problem(source, None, key, f"given twice; {_POLICY_USAGE}"))
             else:
-                problems.append(Problem(source, None, key, "unknown policy key; known: partial, max_unsupported"))
+                try:
+                    values[_POLICY_KEYS[key]] = _read_policy_value(key, value)
+                except ValueError:
+                    problems.append(Problem(source, None, key, f"expected {_POLICY_VALUES[key]}, got {value!r}"))
         if problems:
             raise InputError(problems)
-        try:
-            return cls.model_validate(values)
-        except ValidationError as err:
-            raise InputError(validation_problems(err, source)) from None
+        return cls(**values)
+
+
+# --policy's keys: the field each sets and the values it takes
+_POLICY_KEYS = {"partial": "partial_counts_as_supported", "max_unsupported": "max_unsupported_share"}
+_POLICY_VALUES = {"partial": "'supported' or 'unsupported'", "max_unsupported": "a share within 0..1"}
+_POLICY_USAGE = "known: " + ", ".join(f"{key}=<{values}>" for key, values in _POLICY_VALUES.items())
+
+
+def _read_policy_value(key: str, value: str) -> bool | float:
+    if key == "partial":
+        if value not in ("supported", "unsupported"):
+            raise ValueError(value)
+        return value == "supported"
+    share = float(value)
+    if not 0.0 <= share <= 1.0:  # NaN fails too
+        raise ValueError(value)
+    return share
 
 
 class EvidenceRef(BaseModel):
@@ -228,25 +252,45 @@ def _document(source: Any) -> Document:
     return Document.model_validate(source)
 
 
-def _documents(sources: Any) -> list[Document]:
-    """Documents from a mapping id -> text, or a list of documents, passages or their dicts."""
+@dataclass(frozen=True)
+class _Where:
+    """Where sources came from, for messages: the file (`verify` for values given from Python), the path
+    that leads to them within it, and how to find a path's line."""
+
+    file: str = "verify"
+    prefix: JsonPath = ("sources",)
+    line_of: Callable[[JsonPath], int | None] | None = None
+
+    def problem(self, path: JsonPath, message: str) -> Problem:
+        return Problem(self.file, self.line_of(path[len(self.prefix):]) if self.line_of else None,
+                       format_path(path), message)
+
+
+def _documents(sources: Any, where: _Where = _Where()) -> tuple[list[Document], list[JsonPath]]:
+    """Documents from a mapping id -> text, or a list of documents, passages or their dicts, with the path
+    each was given at."""
     if isinstance(sources, Mapping):
-        items = [({"id": str(k), "text": v} if isinstance(v, str) else v, ("sources", str(k)))
+        items = [({"id": str(k), "text": v} if isinstance(v, str) else v, (*where.prefix, str(k)))
                  for k, v in sources.items()]
     elif isinstance(sources, Sequence) and not isinstance(sources, str):
-        items = [(s, ("sources", i)) for i, s in enumerate(sources)]
+        items = [(s, (*where.prefix, i)) for i, s in enumerate(sources)]
     else:
-        raise InputError([Problem("verify", None, "sources", "expected passages: a mapping id -> text, or a list "
-                                                             f"of documents or passages, got {type(sources).__name__}")])
+        raise InputError([where.problem(where.prefix, "expected passages: a mapping id -> text, or a list of "
+                                                      f"documents or passages, got {type(sources).__name__}")])
     docs, problems = [], []
     for source, path in items:
+        if isinstance(sources, Mapping) and not isinstance(source, (Mapping, Document, Passage, SourcePassage)):
+            problems.append(where.problem(path, f"expected the document's text (or a document), got "
+                                                f"{type(source).__name__}"))
+            continue
         try:
             docs.append(_document(source))
         except ValidationError as err:
-            problems += validation_problems(err, "verify", path)
+            problems += [where.problem(path + tuple(e["loc"]), e["msg"].removeprefix("Value error, "))
+                         for e in err.errors()]
     if problems:
         raise InputError(problems)
-    return docs
+    return docs, [path for _, path in items]
 
 
 def _answer(answer: Any) -> Answer:
@@ -260,15 +304,41 @@ def _answer(answer: Any) -> Answer:
         raise InputError(validation_problems(err, "verify", ("answer",))) from None
 
 
-def _case(answer: Any, sources: Any, question: str) -> ResolvedCase:
+def _case(answer: Any, sources: Any, question: str, where: _Where = _Where(), answer_file: str = "verify"
+          ) -> ResolvedCase:
+    documents, paths = _documents(sources, where)
     try:
-        case = Case(id="verify", question=question, sources=_documents(sources), answers=[_answer(answer)])
+        case = Case(id="verify", question=question, sources=documents, answers=[_answer(answer)])
     except ValidationError as err:
         raise InputError(validation_problems(err, "verify")) from None
     rc, problems = resolve(case)
     if problems:
-        raise InputError([Problem("verify", None, format_path(path), message) for path, message in problems])
+        raise InputError([_located(path, message, paths, where, answer_file) for path, message in problems])
     return rc
+
+
+def _located(path: JsonPath, message: str, paths: list[JsonPath], where: _Where, answer_file: str) -> Problem:
+    """A problem of the one-answer case put back where its part was given: a source at its own path (and
+    line) in the sources, the answer in its file."""
+    if path[:1] == ("sources",) and len(path) > 1 and isinstance(path[1], int):
+        return where.problem(paths[path[1]] + tuple(path[2:]), message)
+    if answer_file != "verify" and path[:2] == ("answers", 0):
+        return Problem(answer_file, None, format_path(path[2:]), message)
+    return Problem("verify", None, format_path(path), message)
+
+
+def answer_file_case(answer_path: str | Path, sources_path: str | Path, answer_id: str | None = None) -> ResolvedCase:
+    """The one-answer case of `citeaudit verify ANSWER.txt --sources SOURCES.json`: the answer's text and
+    its sources (a mapping id -> text, or a list of documents), each problem named by its file, and a
+    source's by its line and path in the sources file."""
+    name = str(sources_path)
+    data = read_json_file(name)
+    if not isinstance(data, (dict, list)):
+        raise InputError([Problem(name, None, "", "expected a mapping id -> text, or a list of documents")])
+    piece = cache(lambda: JsonPiece(read_text(name)))  # lines are looked up only for a problem
+    text = Path(answer_path).read_text(encoding="utf-8")
+    return _case({"id": answer_id or Path(answer_path).stem, "text": text}, data, "",
+                 _Where(name, (), lambda path: piece().line(path)), str(answer_path))
 
 
 # --------------------------------------------------------------------------------------------
