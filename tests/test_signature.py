@@ -15,7 +15,7 @@ from citeaudit.examples import load_example
 from citeaudit.judges import Judgments, make_judge
 from citeaudit.metrics import Settings, Signature, score_cases
 from citeaudit.metrics.signature import parse_rendered
-from citeaudit.run.log import build_runlog, read_runlog
+from citeaudit.run.log import build_runlog, read_runlog, write_runlog
 
 CURATED = Signature(judge="curated@1#53285bd471b9", version="0.1.0")
 MODEL = "model:judge-v1[onnx:judge-v1@1#abc|max=256|map=full=full]|guard=on|cal=on|zh=embedding:0.9175"
@@ -102,8 +102,8 @@ def test_compare_refuses_runs_with_different_no_citation_conventions():
 
 def test_compare_cli_exits_2_without_the_flag_and_warns_with_it(tmp_path):
     a, b = tmp_path / "a.json", tmp_path / "b.json"
-    a.write_text(_log().model_dump_json())
-    b.write_text(_log(Always()).model_dump_json())
+    write_runlog(a, _log())  # with its checksum: a log without one is read as edited
+    write_runlog(b, _log(Always()))
     runner = CliRunner()
     refused = runner.invoke(main, ["compare", str(a), str(b)])
     assert refused.exit_code == 2 and "not comparable" in refused.output and "Traceback" not in refused.output
