@@ -129,8 +129,10 @@ def make_ranker(rank: Rank) -> LexicalRanker | EmbeddingRanker:
 
 @dataclass
 class _Tally:
-    """What the search of one claim read, and whether it ran out of budget (it stops where it is)."""
+    """What the search of one claim read (each distinct set once), and whether it ran out of budget
+    (it stops where it is)."""
 
+    seen: dict[Request, Judgment | None] = field(default_factory=dict)
     searched: int = 0
     skipped: int = 0
     unsure: int = 0
@@ -239,22 +241,22 @@ class Repairer:
         several, then passages of ranked documents, then the rest; each group by the ranker's score, then
         by the ranking, then as the case lists them."""
         ids = list(rc.passages)
-        scores = dict(zip(ids, self.ranker.scores(text, [rc.passages[p] for p in ids])))
+        scores = self.ranker.scores(text, [rc.passages[p] for p in ids])
         ranking = {doc: i for i, doc in enumerate(rc.case.ranking or [])}
         first = set(cited) if len(cited) > 1 else set()
 
-        def key(pid: str):
-            doc = rc.passages[pid].doc_id
+        def key(at: int):
+            pid, doc = ids[at], rc.passages[ids[at]].doc_id
             group = 0 if pid in first else 1 if doc in ranking else 2
-            return group, tuple(-s for s in scores[pid]), ranking.get(doc, len(ranking)), ids.index(pid)
+            return group, tuple(-s for s in scores[at]), ranking.get(doc, len(ranking)), at
 
-        return sorted(ids, key=key)
+        return [ids[at] for at in sorted(range(len(ids)), key=key)]
 
     def _reader(self, tally: _Tally) -> Callable[[str, Sequence[SourcePassage]], Judgment | None]:
         """Reads judgments for the search of one claim, each distinct set counted once against the budget;
         None for a set the judge has no label or recorded judgment for (skipped, never guessed), and once
         the budget is spent (the tally says so)."""
-        seen: dict[Request, Judgment | None] = {}
+        seen = tally.seen
 
         def read(text: str, passages: Sequence[SourcePassage]) -> Judgment | None:
             request = Request.of(text, passages)
@@ -281,21 +283,21 @@ class Repairer:
     def _record(self, rc: ResolvedCase, claim: ClaimResult, found: tuple[list[str] | None, Judgment | str],
                 tally: _Tally) -> ClaimRepair:
         ids, judged = found
-        base = dict(original=list(claim.citations), label=claim.label, searched=tally.searched,
-                    skipped=tally.skipped, unsure=tally.unsure)
+        original = list(claim.citations)
+        base = dict(original=original, label=claim.label, searched=tally.searched, skipped=tally.skipped,
+                    unsure=tally.unsure)
         if ids is None:
-            action = "budget_spent" if judged == BUDGET_SPENT else "none_found"
-            return ClaimRepair(action=action, note=judged, **base)
-        repair = ClaimRepair(action="replace", note="", suggested=ids, judgment=judged.model_dump(exclude_none=True),
-                             evidence=[PassageRef(**rc.passages[p].identity()) for p in ids], **base)
-        added, removed = repair.added, repair.removed
+            return ClaimRepair(action="budget_spent" if judged == BUDGET_SPENT else "none_found", note=judged, **base)
+        added = ", ".join(p for p in ids if p not in original)
+        removed = ", ".join(p for p in original if p not in ids)
         if added and removed:
-            action, note = "replace", f"cite {', '.join(added)} instead of {', '.join(removed)}"
+            action, note = "replace", f"cite {added} instead of {removed}"
         elif added:
-            action, note = "add", f"add {', '.join(added)}"
+            action, note = "add", f"add {added}"
         else:
-            action, note = "drop", f"drop {', '.join(removed)}" + (" (not needed)" if claim.supported else "")
-        return repair.model_copy(update={"action": action, "note": note})
+            action, note = "drop", f"drop {removed}" + (" (not needed)" if claim.supported else "")
+        return ClaimRepair(action=action, note=note, suggested=ids, judgment=judged.model_dump(exclude_none=True),
+                           evidence=[PassageRef(**rc.passages[p].identity()) for p in ids], **base)
 
 
 class _Source:
