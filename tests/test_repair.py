@@ -364,3 +364,37 @@ def test_bad_input_is_refused_with_where_it_is(runner, desk, tmp_path):
     assert mixed.exit_code == 2 and "is a run log: repair it on its own" in mixed.output
     nowhere = runner.invoke(main, ["repair", str(desk), "--out", str(tmp_path / "no" / "r.json")])
     assert nowhere.exit_code == 2 and "does not exist" in nowhere.output
+
+
+def test_the_html_report_shows_the_suggestion_in_the_claim_detail(runner, desk, tmp_path):
+    from citeaudit.report.claims_table import COLUMNS
+    from citeaudit.report.html import render_html
+
+    repaired = tmp_path / "repaired-run.json"
+    runner.invoke(main, ["repair", str(desk), "--log", str(repaired)])
+    page = render_html(read_runlog(repaired))
+    data = json.loads(re.search(r'<script type="application/json" id="report-data">(.*?)</script>', page, re.S).group(1))
+    at = COLUMNS.index("repair")
+    shown = {(data["strings"][r[3]], r[4]): data["strings"][r[at]] for r in data["rows"] if r[0] == "claim"}
+    assert shown[("original", "1.1")] == ("cite S1 instead of S2 (it cited S2: none); the judge finds the new set full")
+    assert shown[("overbroad-claim", "1.1")].startswith("no supporting passage found — left as it is")
+    assert shown[("original", "2.1")] == ""
+
+
+def test_in_chromium_the_claim_detail_shows_the_repair(runner, desk, tmp_path, chromium):
+    from citeaudit.report.html import render_html
+
+    repaired, page_file = tmp_path / "repaired-run.json", tmp_path / "report.html"
+    runner.invoke(main, ["repair", str(desk), "--log", str(repaired)])
+    page_file.write_text(render_html(read_runlog(repaired)), encoding="utf-8")
+    page = chromium.new_page(viewport={"width": 1200, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda err: errors.append(str(err)))
+    page.goto(page_file.as_uri())
+    page.wait_for_selector("body[data-ready=true]")
+    page.select_option("#f-system", "Original")
+    page.locator("#claims-table tr.row", has_text="within 30 days of delivery").click()
+    detail = page.locator("#claims-table tr.detail p.repair")
+    assert detail.inner_text() == "cite S1 instead of S2 (it cited S2: none); the judge finds the new set full"
+    assert errors == []
+    page.close()
