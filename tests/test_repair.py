@@ -398,3 +398,34 @@ def test_in_chromium_the_claim_detail_shows_the_repair(runner, desk, tmp_path, c
     assert detail.inner_text() == "cite S1 instead of S2 (it cited S2: none); the judge finds the new set full"
     assert errors == []
     page.close()
+
+
+# --- docs/repair.md shows what the commands print ---------------------------------------------------
+
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "repair.md"
+
+
+def console_output(page: str, command: str) -> str:
+    """What docs/repair.md shows `command` printing: the lines after it, up to the block's end."""
+    start = page.index(f"$ {command}\n") + len(command) + 3
+    return page[start:page.index("```", start)]
+
+
+@pytest.mark.parametrize("command, exit_code", [
+    ("citeaudit repair cases/returns_desk.json --out repaired.json --log repaired-run.json", 0),
+    ("citeaudit verify cases/returns_desk.json --answer original --judge curated", 1),
+])
+def test_the_walk_through_prints_what_the_page_shows(runner, tmp_path, monkeypatch, command, exit_code):
+    monkeypatch.chdir(tmp_path)
+    assert runner.invoke(main, ["examples", "--write", "cases/"]).exit_code == 0
+    result = runner.invoke(main, command.split()[1:])
+    assert result.exit_code == exit_code
+    assert result.output == console_output(DOCS.read_text(encoding="utf-8"), command)
+
+
+def test_the_page_s_python_block_runs():
+    (block,) = re.findall(r"```python\n(.*?)```", DOCS.read_text(encoding="utf-8"), re.S)
+    namespace: dict = {}
+    exec(compile(block, str(DOCS), "exec"), namespace)
+    assert namespace["repaired"].actions()["replace"] == 1
