@@ -429,3 +429,29 @@ def test_the_page_s_python_block_runs():
     namespace: dict = {}
     exec(compile(block, str(DOCS), "exec"), namespace)
     assert namespace["repaired"].actions()["replace"] == 1
+
+
+def test_a_run_log_refuses_options_that_read_case_files(runner, desk, tmp_path):
+    run = tmp_path / "run.json"
+    runner.invoke(main, ["score", str(desk), "--out", str(run)])
+    result = runner.invoke(main, ["repair", str(run), "--conventions", "alce"])
+    assert result.exit_code == 2 and "--conventions read case files" in result.output
+
+
+def test_a_run_log_whose_judge_cannot_be_made_again_is_repaired_from_its_judgments_only(runner, desk, tmp_path):
+    run = tmp_path / "run.json"
+    runner.invoke(main, ["score", str(desk), "--out", str(run)])
+    data = json.loads(run.read_text())
+    data["judge_spec"].update(spec="openai:gpt-4o-mini", kind="openai")  # a remote judge: not called again
+    refunds = "Refunds are paid to the original payment method within five business days."
+    data["judgments"] = [j for j in data["judgments"] if j["text"] != refunds]  # C3 was never judged
+    run.write_text(json.dumps(data))
+    result = runner.invoke(main, ["repair", str(run), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    assert "the run's judge cannot be made again here" in result.stderr
+    repairs = repairs_of(result.stdout)
+    # C1's candidate S1 alone is in the log (Two full supports asked for it); C3 with S3 is not
+    assert repairs[("original", "C1")]["note"] == "cite S1 instead of S2"
+    c3 = repairs[("original", "C3")]
+    assert (c3["action"], c3["skipped"]) == ("none_found", c3["searched"]) and c3["searched"] == 3
+    assert json.loads(result.stdout)["asked"] == 0

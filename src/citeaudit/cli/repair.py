@@ -94,6 +94,12 @@ def repair(inputs, judge_name, store, candidates, budget, rank, out, log_path, f
     options = RepairOptions(candidates=candidates, budget=budget, rank=rank)
     check_destinations(("--out", out), ("--log", log_path), ("--store", store))
     if source_format == "citeaudit" and len(inputs) == 1 and is_run_log(inputs[0]):
+        reading_options = {"--conventions": conventions != "citeaudit", "--invalid-citations": invalid_citations,
+                           "--labels": labels_path, "--claims": claims != "rule", "--option": reader_options}
+        given = [name for name, value in reading_options.items() if value]
+        if given:
+            raise click.UsageError(f"{', '.join(given)} read case files; a run log's cases are read as the run "
+                                   "read them")
         cases, settings, judgments, parsing = _run_log_source(inputs[0], judge_name, store)
     else:
         for path in inputs:
