@@ -475,3 +475,11 @@ def test_the_embedding_ranker_orders_the_candidates_and_decides_nothing(runner, 
     assert data["options"] == "candidates:3|budget:1000|rank:embedding"
     assert figures(result.stdout)["Original"][N.CITATION_PRECISION] == ("2/3", "4/4")
     assert all(r["judgment"]["judge"].startswith("curated@") for r in data["repairs"] if "judgment" in r)
+
+
+def test_the_command_line_defaults_are_the_library_s():
+    from citeaudit.cli.repair import repair
+
+    defaults = {p.name: p.default for p in repair.params}
+    assert (defaults["candidates"], defaults["budget"], defaults["rank"]) == (
+        RepairOptions().candidates, RepairOptions().budget, RepairOptions().rank)

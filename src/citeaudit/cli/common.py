@@ -189,7 +189,8 @@ JUDGE_HELP = "judge that labels (claim, cited passages) pairs; see `citeaudit ju
 
 
 def repair_search_options(command):
-    """--candidates and --budget: how far a repair's search goes (run/repair.py; `repair` and `verify`)."""
+    """--candidates and --budget: how far a repair's search goes (run/repair.py; `repair` and `verify`). Their
+    defaults are RepairOptions' (written out here: this module loads with every command)."""
     return _apply(command, [
         click.option("--candidates", type=click.IntRange(min=1), default=3, show_default=True,
                      help="repair: passages judged alone per claim (and at most as many pairs, when none supports "

@@ -21,18 +21,22 @@ def claim_name(claim: Any) -> str:
     return claim.id or f"statement {claim.statement + 1}, claim {claim.index + 1}"
 
 
+def _unrepaired(repair: ClaimRepair) -> str:
+    """Why a claim has no suggestion, and what that leaves to do."""
+    return f"{repair.note} — {LEFT_FOR}" if repair.note == NONE_FOUND else repair.note
+
+
 def repair_line(repair: ClaimRepair) -> str:
     """One line for a claim's detail: what was done, from what, and the judge's verdict on it."""
     cited = ", ".join(repair.original) or "nothing"
     if repair.suggested is None:
-        found = f"{repair.note} — {LEFT_FOR}" if repair.note == NONE_FOUND else repair.note
-        return f"{found} (it cites {cited}: {repair.label})"
+        return f"{_unrepaired(repair)} (it cites {cited}: {repair.label})"
     return f"{repair.note} (it cited {cited}: {repair.label}); the judge finds the new set {confidence(repair.judgment)}"
 
 
 def _repair_lines(repair: ClaimRepair) -> list[str]:
     if repair.suggested is None:
-        note = f"{repair.note} — {LEFT_FOR}" if repair.note == NONE_FOUND else repair.note
+        note = _unrepaired(repair)
         counted = [f"{repair.skipped} without a label or recorded judgment, skipped" if repair.skipped else "",
                    f"{repair.unsure} the judge was unsure of, not offered" if repair.unsure else ""]
         counted = [c for c in counted if c]

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from itertools import combinations
 from typing import Any, Literal
@@ -433,6 +433,4 @@ def repair_cases(cases: Sequence[ResolvedCase], judgments: Judgments, settings: 
 def repair_settings(settings: Settings) -> Settings:
     """A repair's settings: the run's, with a pair that has no label or recorded judgment left unjudged
     (out of every figure) rather than stopping the repair."""
-    from dataclasses import replace
-
     return replace(settings, missing_labels="skip")
