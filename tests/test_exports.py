@@ -35,6 +35,7 @@ ECO = {
     "evidence_passage": None, "evidence_start": None, "evidence_end": None, "p_full": None,
     "support": 1 / 3, "support_numerator": 1, "support_denominator": 3,
     "citation_recall": 1 / 3, "citation_precision": 1 / 3, "coverage": 1 / 3,
+    "repair_action": None, "original_citations": None, "suggested_citations": None,  # not a repaired run
 }
 
 

@@ -219,7 +219,7 @@ def test_uncited_claim_is_a_gap_without_a_judge():
     judge = TableJudge({"The limit is 80 °C.": ("full", False)})
     result = verify({"id": "a", "statements": [{"text": "The limit is 80 °C.", "citations": ["S1"]},
                                                {"text": "It never fails.", "citations": []}]},
-                    {"S1": "The limit is 80 °C."}, judge)
+                    {"S1": "The limit is 80 °C."}, judge, repair=None)  # no search among the other sources
     assert result.decision == "revise" and judge.asked == ["The limit is 80 °C."]
     gap = result.gaps[0]
     assert gap.evidence is None and gap.reason == "no passage is cited"

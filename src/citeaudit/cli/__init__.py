@@ -63,9 +63,9 @@ def main() -> None:
 
 
 def _attach_commands() -> None:
-    from citeaudit.cli import adapt, agree, desk, export, judges, run, runs, verify
+    from citeaudit.cli import adapt, agree, desk, export, judges, repair, run, runs, verify
 
-    for module in (run, runs, desk, judges, adapt, export, agree):
+    for module in (run, runs, desk, judges, adapt, export, agree, repair):
         for command in module.commands:
             main.add_command(command)
     main.add_command(verify.verify_cmd)

@@ -196,6 +196,18 @@ def input_options(command):
 JUDGE_HELP = "judge that labels (claim, cited passages) pairs; see `citeaudit judges`"
 
 
+def repair_search_options(command):
+    """--candidates and --budget: how far a repair's search goes (run/repair.py; `repair` and `verify`). Their
+    defaults are RepairOptions' (written out here: this module loads with every command)."""
+    return _apply(command, [
+        click.option("--candidates", type=click.IntRange(min=1), default=3, show_default=True,
+                     help="repair: passages judged alone per claim (and at most as many pairs, when none supports "
+                          "it alone)"),
+        click.option("--budget", type=click.IntRange(min=1), default=1000, show_default=True,
+                     help="repair: judgments the search may read in all (scoring not counted)"),
+    ])
+
+
 DETAILS = click.option("--details", is_flag=True,
                        help="text format: every case and answer (default: the summary and the 10 answers with "
                             "the lowest support)")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from citeaudit.cli.common import echo_text, load_inputs, parse_reader_options, reader_options
+from citeaudit.cli.common import echo_text, load_inputs, parse_reader_options, reader_options, repair_search_options
 
 ANSWER_SUFFIXES = (".txt", ".md")
 SHOWN_ANSWERS = 20  # answers named in a message about --answer; a file of another tool's may hold thousands
@@ -50,13 +50,18 @@ def _pick(cases, wanted: str | None):
               help="what counts: partial=supported|unsupported, max_unsupported=SHARE (comma-separated)")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--out", "out", type=click.Path(dir_okay=False), help="write the run log of the verification here")
+@click.option("--repair/--no-repair", default=True, show_default=True,
+              help="look among the other sources for citations that support a gap's claim, and keep the claim "
+                   "with them instead of dropping it")
+@repair_search_options
 @reader_options("the case file")
 @click.pass_context
-def verify_cmd(ctx, case_or_answer, answer_id, sources_path, judge_name, store, policy_text, fmt, out, source_format,
-               reader_options):
+def verify_cmd(ctx, case_or_answer, answer_id, sources_path, judge_name, store, policy_text, fmt, out, repair,
+               candidates, budget, source_format, reader_options):
     """Decide whether an answer can go out: deliver (every claim supported), revise (some are not) or
     abstain (none is). Prints the decision, the answer as its sources support it, and each gap with the
-    best evidence found and why it falls short.
+    best evidence found and why it falls short. A gap's claim that another of the sources supports is kept
+    with that citation instead ("kept with S3 instead of S2"; --no-repair drops it).
 
     CASE_OR_ANSWER is a case file (JSON or JSONL, or another tool's file with --from; pick the answer with
     --answer) or a text file holding a raw answer with citation markers, verified against --sources.
@@ -65,10 +70,12 @@ def verify_cmd(ctx, case_or_answer, answer_id, sources_path, judge_name, store, 
     """
     from citeaudit.files.destinations import check_destination
     from citeaudit.judges import parse_judge
+    from citeaudit.run.repair import RepairOptions
     from citeaudit.run.verify import Policy, answer_file_case, verify_case
 
     spec = parse_judge(judge_name)  # a bad spec stops here, before anything is read or judged
     policy = Policy.parse(policy_text)
+    search = RepairOptions(candidates=candidates, budget=budget) if repair else None
     for option, path in (("--out", out), ("--store", store)):
         if path:
             check_destination(path, option)
@@ -87,7 +94,7 @@ def verify_cmd(ctx, case_or_answer, answer_id, sources_path, judge_name, store, 
         chosen = rc.case.answers[0].id
     else:
         rc, chosen = _pick(load_inputs([case_or_answer], fmt=source_format, reader_options=reader_options), answer_id)
-    result = verify_case(rc, chosen, spec, policy, store=store)
+    result = verify_case(rc, chosen, spec, policy, store=store, repair=search)
     if out:
         result.write_log(out, inputs=[p for p in (case_or_answer, sources_path) if p], reader=source_format)
         click.echo(f"run log written to {out}", err=True)

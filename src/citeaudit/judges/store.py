@@ -233,3 +233,24 @@ class MemoryStore:
 
     def __len__(self) -> int:
         return len(self._items)
+
+
+class LayeredStore:
+    """Judgments read from `recorded` first (a run log's, in memory), then from `store` when given; a new
+    judgment is written to `store` (else kept in memory with the recorded ones)."""
+
+    def __init__(self, recorded: MemoryStore, store: JudgmentStore | None = None):
+        self.recorded, self.store = recorded, store
+        self.path = store.path if store is not None else recorded.path
+
+    def get(self, request: Request, judge_signature: str) -> Judgment | None:
+        found = self.recorded.get(request, judge_signature)
+        if found is None and self.store is not None:
+            found = self.store.get(request, judge_signature)
+        return found
+
+    def put(self, request: Request, judgment: Judgment) -> Judgment:
+        return (self.recorded if self.store is None else self.store).put(request, judgment)
+
+    def __len__(self) -> int:
+        return len(self.recorded) + (len(self.store) if self.store is not None else 0)

@@ -56,7 +56,14 @@ COLUMNS: tuple[Column, ...] = (
     Column("citation_precision", "float", "the answer's citation precision (ALCE)"),
     Column("coverage", "float", "the answer's coverage: required facts conveyed by a supported claim / "
                                 "required facts"),
+    Column("repair_action", "str", "in the run log of repaired answers (`citeaudit repair --log`): replace, add, "
+                                   "drop, none_found or budget_spent (empty when the claim needed no repair)"),
+    Column("original_citations", "str", "the claim's citations as the answer gave them, before the repair "
+                                        "(ids joined by ', ')"),
+    Column("suggested_citations", "str", "the citations the repair proposes, now the claim's (ids joined by ', '; "
+                                         "empty when none was found)"),
 )
+CITATIONS_JOINED_BY = ", "
 COLUMN_NAMES = tuple(c.name for c in COLUMNS)
 
 # --- rows -------------------------------------------------------------------------------------------
@@ -97,7 +104,7 @@ def _answer_rows(case: str, answer: str, system: str, claims: Iterable[Any], met
     for claim in claims:
         head = {"case": case, "answer": answer, "system": system, "statement_index": claim.statement,
                 "claim_index": claim.index, "claim_id": claim.id, "claim_text": claim.text}
-        tail = {**_judgment_fields(claim.judgment), **figures}
+        tail = {**_judgment_fields(claim.judgment), **figures, **_repair_fields(getattr(claim, "repair", None))}
         for position, cited in enumerate(claim.citations or [None]):
             place = _citation_fields(position, cited, passages.get((case, cited)))
             yield {**head, **place, **tail}
@@ -132,6 +139,15 @@ def _judgment_fields(judgment: Any) -> dict[str, Any]:
         "evidence_end": evidence.end if evidence else None,
         "p_full": judgment.scores.get("full") if judgment.scores else None,
     }
+
+
+def _repair_fields(repair: Any) -> dict[str, Any]:
+    """A repaired claim's action and citations before and after (a log's `repair` record; None elsewhere)."""
+    if repair is None:
+        return {"repair_action": None, "original_citations": None, "suggested_citations": None}
+    suggested = repair.suggested
+    return {"repair_action": repair.action, "original_citations": CITATIONS_JOINED_BY.join(repair.original),
+            "suggested_citations": CITATIONS_JOINED_BY.join(suggested) if suggested is not None else None}
 
 
 def _answer_figures(metrics: Mapping[str, Any]) -> dict[str, Any]:

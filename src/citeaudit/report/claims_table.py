@@ -10,10 +10,11 @@ from typing import Any
 from citeaudit.run.log import RunLog
 from citeaudit.stats import score_from
 from citeaudit.run.advice import claim_advice, guard_notes, quoted
+from citeaudit.report.repairs import repair_line
 
 FOLD = 400  # characters of passage kept either side of the highlighted span; the rest is folded
 COLUMNS = ("kind", "system", "case", "answer", "ref", "text", "label", "cause", "score", "uncertain",
-           "explanation", "advice", "passages", "evidence", "marks")
+           "explanation", "advice", "passages", "evidence", "marks", "repair")
 
 
 class Strings:
@@ -70,7 +71,7 @@ def table_data(log: RunLog, passages: dict[tuple[str, str], dict[str, Any]], str
                          1 if j is not None and j.uncertain else 0,
                          strings(j.explanation or "") if j else strings(""),
                          strings(claim_advice(j, cause, _uncited_evidence(facts.get(a.case, {}), c))),
-                         cited, evidence, marks])
+                         cited, evidence, marks, strings(repair_line(c.repair) if c.repair else "")])
         for f in findings:
             if f.kind != "fact":
                 continue
@@ -78,7 +79,8 @@ def table_data(log: RunLog, passages: dict[tuple[str, str], dict[str, Any]], str
             documenting = [] if fact is None else [i for i in (passage(a.case, p) for p in fact.passages) if i is not None]
             rows.append(["fact", strings(a.system), strings(a.case), strings(a.answer), f.ref, f.text,
                          strings("missed"), strings(f.cause), None, 0, strings(""),
-                         strings(f"Required fact {f.cause.replace('_', ' ')}: {f.advice}."), documenting, None, []])
+                         strings(f"Required fact {f.cause.replace('_', ' ')}: {f.advice}."), documenting, None, [],
+                         strings("")])
     return {"columns": COLUMNS, "passages": passage_rows, "rows": rows, "fold": FOLD}
 
 

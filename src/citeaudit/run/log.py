@@ -20,6 +20,13 @@ message to upgrade.
             signature; none for older logs (the desk then reads what it can from the signature); the
             results' cut-offs are `ks`, as in `settings` (they were `k`)
 
+Within schema 5, a claim of the results may carry `repair` (run/results.py `ClaimRepair`): only the run
+log of repaired answers (`citeaudit repair --log`) has it, and every other log is written without the
+key, exactly as before. It needs no migration, since a log without it reads as one whose claims had no
+repair; and no new version, so that every log citeaudit wrote stays byte for byte what schema 5 is. (A
+citeaudit older than the field refuses a log that has it, by its unknown-field check: the log says
+more than that citeaudit can read, never less.)
+
 The checksum is the SHA-256 of the log's content (every field but `checksum`, as canonical JSON); a
 stream's is that of its bytes before the trailer.
 A log whose content no longer matches it was edited after it was written; so was a log of schema 3 or
@@ -54,7 +61,8 @@ from citeaudit.files.loading import read_json_file
 from citeaudit.files.destinations import put_in_place, temporary_beside, write_output
 from citeaudit.metrics import Parsing, Report, Settings, Signature, score_cases
 from citeaudit.records import Case, Judgment, directory_sha256, file_sha256
-from citeaudit.run.results import AnswerRecord, CaseRecord, Finding, ResultSettings, Results, Summary, _Log, results_of
+from citeaudit.run.results import (AnswerRecord, CaseRecord, Finding, PassageRef, ResultSettings, Results, Summary, _Log,
+                                   results_of)
 from citeaudit.parse.resolve import Reading, ResolvedCase, resolve
 
 SCHEMA_VERSION = 5
@@ -94,16 +102,6 @@ class InputFile(_Log):
     path: str
     sha256: str
     reader: str = "citeaudit"  # the format it was read as: citeaudit's own, or another tool's (--from)
-
-
-class PassageRef(_Log):
-    """Everything that names one exact passage text."""
-
-    id: str
-    doc: str
-    version: str | None
-    span: list[int]
-    sha256: str
 
 
 class PassageRecord(_Log):
@@ -325,7 +323,7 @@ def replay_judgments(log: RunLog, cases: list[ResolvedCase]) -> Judgments:
     return Judgments(RecordedJudge(store, log.judge), store)
 
 
-def _log_parsing(log: RunLog) -> Parsing | None:
+def log_parsing(log: RunLog) -> Parsing | None:
     # The log's cases were parsed when scored: the parser that did it is the log's, not found again.
     return Parsing(log.signature.parser, log.signature.claims) if log.signature.parser else None
 
@@ -335,7 +333,7 @@ def replayed_run(log: RunLog, settings: Settings | None = None):
     from citeaudit.run.pipeline import Run
 
     cases = resolved_cases(log)
-    return Run.replayed(cases, settings or log.settings.to_settings(), replay_judgments(log, cases), _log_parsing(log))
+    return Run.replayed(cases, settings or log.settings.to_settings(), replay_judgments(log, cases), log_parsing(log))
 
 
 def rescore(log: RunLog, settings: Settings | None = None) -> tuple[Report, Judgments]:
@@ -343,7 +341,7 @@ def rescore(log: RunLog, settings: Settings | None = None) -> tuple[Report, Judg
     cases = resolved_cases(log)
     settings = settings or log.settings.to_settings()
     judgments = replay_judgments(log, cases)
-    return score_cases(cases, judgments, settings, parsing=_log_parsing(log)), judgments
+    return score_cases(cases, judgments, settings, parsing=log_parsing(log)), judgments
 
 
 # --- the streamed form (schema 4) --------------------------------------------------------------------

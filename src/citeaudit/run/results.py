@@ -66,10 +66,50 @@ class StatementRecord(_Log):
     citation_checks: list[CitationCheckRecord] | None  # None: precision undecided (a judgment is missing)
 
 
+class PassageRef(_Log):
+    """Everything that names one exact passage text."""
+
+    id: str
+    doc: str
+    version: str | None
+    span: list[int]
+    sha256: str
+
+
+RepairAction = Literal["replace", "add", "drop", "none_found", "budget_spent"]
+
+
+class ClaimRepair(_Log):
+    """What `citeaudit repair` found for one claim (run/repair.py): the citations the answer gave, the set
+    proposed with the passages it names and the judge's judgment of it, or why nothing is proposed."""
+
+    action: RepairAction
+    note: str  # "cite S1 instead of S2", "add S3", "drop S2, S3 (not needed)", "no supporting passage found"
+    original: list[str]  # the claim's citations as the answer gave them
+    label: str  # the original citations' label: partial, none, contradicts, uncertain (full: a trim)
+    suggested: list[str] | None = _omit_none()  # None: nothing proposed
+    evidence: list[PassageRef] = Field(default_factory=list)  # each suggested passage, exactly
+    judgment: ShownJudgment | None = _omit_none()  # the judge's judgment of the suggested set
+    searched: int = 0  # judgments the search read for this claim
+    skipped: int = 0  # candidate sets without a label or recorded judgment: skipped, never guessed
+    unsure: int = 0  # candidate sets the judge was unsure of: never offered
+
+    @property
+    def added(self) -> list[str]:
+        return [c for c in self.suggested or [] if c not in self.original]
+
+    @property
+    def removed(self) -> list[str]:
+        return [c for c in self.original if self.suggested is not None and c not in self.suggested]
+
+
 class ClaimRecord(ClaimResult):
     model_config = ConfigDict(extra="forbid")
 
     judgment: ShownJudgment | None  # None: unjudged
+    # Only in the run log of repaired answers (`citeaudit repair --log`): left out everywhere else, so
+    # every other log is written, and read, as it always was.
+    repair: ClaimRepair | None = _omit_none()
 
 
 class AnswerRecord(_Log):

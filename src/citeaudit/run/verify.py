@@ -13,7 +13,10 @@ scored as a one-answer case (support and coverage), so a claim is judged exactly
 judges it, and the run log of a verification is an ordinary run log.
 
 Nothing is ever added to the answer but sentences built from a dropped claim's own words ("The sources do
-not establish that Eco reduces annual energy by 15%."): no fact comes from anywhere else.
+not establish that Eco reduces annual energy by 15%."): no fact comes from anywhere else. A claim whose
+citations fall short is first looked for among the other sources, as `citeaudit repair` looks
+(run/repair.py): when the judge finds a passage, or a pair, that supports it, the claim is kept with that
+citation instead of being dropped, and the gap says so ("kept with S3 instead of S2").
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ from citeaudit.metrics import names as N
 from citeaudit.metrics.scoring import AnswerResult, ClaimResult, by_rule, plan_requests
 from citeaudit.records import Answer, Case, Document, Judgment, Passage, SourcePassage
 from citeaudit.run.advice import guard_notes
+from citeaudit.run.repair import RepairOptions, Repairer, confidence, kept_note, place
+from citeaudit.run.results import ClaimRepair
 from citeaudit.parse.resolve import ResolvedCase, resolve
 from citeaudit.text import NOT_NAMES
 
@@ -163,6 +168,14 @@ class Gap(BaseModel):
     reason: str
     sentence: str  # what the supported answer says instead of the claim
     limitation: bool = False  # stated as a limitation: the search budget is spent
+    repair: ClaimRepair | None = Field(default=None, exclude_if=lambda v: v is None,
+                                       description="the citations the claim is kept with instead, when another "
+                                                   "passage supports it")
+
+    @property
+    def kept(self) -> bool:
+        """Kept in the supported answer with corrected citations rather than dropped."""
+        return self.repair is not None and self.repair.suggested is not None
 
 
 class Verification(BaseModel):
@@ -220,11 +233,12 @@ class Verification(BaseModel):
             lines.append(f"  {gap.claim or f'statement {gap.statement}'}: {gap.text!r} cites {cites}: {gap.label}")
             if gap.evidence is not None:
                 e = gap.evidence
-                where = ", ".join(x for x in (f"document {e.doc}" if e.doc != e.passage else "",
-                                              f"version {e.version}" if e.version else "",
-                                              f"characters {e.start}-{e.end}") if x)
-                lines.append(f"    best evidence: {e.passage} ({where}): {e.quote!r}")
+                lines.append(f"    best evidence: {place(e.passage, e.doc, e.version, e.start, e.end)}: {e.quote!r}")
             lines.append(f"    why: {gap.reason}")
+            if gap.kept:
+                r = gap.repair
+                where = "; ".join(place(e.id, e.doc, e.version, e.span[0], e.span[1]) for e in r.evidence)
+                lines.append(f"    {kept_note(r)}: {where}: {confidence(r.judgment)}")
         if self.search is not None:
             s = self.search
             limit = ", ".join(x for x in (f"max {s.max_searches}" if s.max_searches is not None else "",
@@ -347,19 +361,22 @@ def answer_file_case(answer_path: str | Path, sources_path: str | Path, answer_i
 
 def verify(answer: str | Answer | Mapping[str, Any], sources: Any, judge: str | Judge = DEFAULT_JUDGE,
            policy: Policy | None = None, *, store: str | Path | JudgmentStore | None = None,
-           budget: SearchBudget | None = None, question: str = "") -> Verification:
+           budget: SearchBudget | None = None, question: str = "",
+           repair: RepairOptions | None = RepairOptions()) -> Verification:
     """Verify `answer` (raw text with citation markers, or an Answer record) against `sources` (a mapping
     id -> text, or a list of documents or passages, as records or dicts).
 
     `judge` is a Judge or a judge spec (`model`, `model:guard=off`, `openai:MODEL`, …); the curated judge
     needs labels, so pass a `CuratedJudge` built from labelled cases. `store` records judgments (and
-    replays them on the next call). With a spent `budget`, gaps are stated as limitations."""
+    replays them on the next call). With a spent `budget`, gaps are stated as limitations. `repair`: how
+    far to look among the other sources for a citation that supports a gap's claim (None: not at all)."""
     rc = _case(answer, sources, question)
-    return verify_case(rc, rc.case.answers[0].id, judge, policy, store=store, budget=budget)
+    return verify_case(rc, rc.case.answers[0].id, judge, policy, store=store, budget=budget, repair=repair)
 
 
 def verify_case(rc: ResolvedCase, answer_id: str, judge: str | Judge = DEFAULT_JUDGE, policy: Policy | None = None,
-                *, store: str | Path | JudgmentStore | None = None, budget: SearchBudget | None = None) -> Verification:
+                *, store: str | Path | JudgmentStore | None = None, budget: SearchBudget | None = None,
+                repair: RepairOptions | None = RepairOptions()) -> Verification:
     """Verify one answer of a resolved case (a case file's answer: `citeaudit verify CASE --answer ID`)."""
     policy = policy or Policy()
     answer = next((a for a in rc.case.answers if a.id == answer_id), None)
@@ -375,17 +392,18 @@ def verify_case(rc: ResolvedCase, answer_id: str, judge: str | Judge = DEFAULT_J
     if judgments.batched:
         judgments.fill(plan_requests([one], VERIFY_SETTINGS))  # model and remote judges work in batches
     report = case_report(one, judgments, VERIFY_SETTINGS)
-    result = _verification(one, report.answers[0], policy, report, budget)
+    repairer = Repairer(judgments, repair) if repair is not None else None
+    result = _verification(one, report.answers[0], policy, report, budget, repairer)
     result._report, result._judgments = report, judgments
     return result
 
 
 def _verification(rc: ResolvedCase, scored: AnswerResult, policy: Policy, report: Report,
-                  budget: SearchBudget | None) -> Verification:
+                  budget: SearchBudget | None, repairer: Repairer | None = None) -> Verification:
     spent = budget is not None and budget.exhausted
     checks = [ClaimCheck(id=c.id, statement=c.statement, text=c.text, citations=c.citations, label=c.label,
                          supported=policy.counts(c.judgment), judgment=c.judgment) for c in scored.claims]
-    gaps = {(c.statement, c.index): _gap(rc, c, budget if spent else None)
+    gaps = {(c.statement, c.index): _gap(rc, c, budget if spent else None, repairer)
             for c, check in zip(scored.claims, checks) if not check.supported}
     by_statement: dict[int, list[ClaimResult]] = {}
     for c in scored.claims:
@@ -399,20 +417,25 @@ def _verification(rc: ResolvedCase, scored: AnswerResult, policy: Policy, report
             gap = gaps.get((claim.statement, claim.index))
             pieces.append(gap.sentence if gap else _cited(claim.text, claim.citations))
     supported = sum(c.supported for c in checks)
+    decision = policy.decide(supported, len(checks))
+    if decision == "abstain" and any(g.kept for g in gaps.values()):
+        decision = "revise"  # a claim kept with corrected citations is something the sources support
+    limits = [g.sentence for g in gaps.values() if g.limitation]
     return Verification(
-        case=rc.id, answer=scored.answer_id, decision=policy.decide(supported, len(checks)),
+        case=rc.id, answer=scored.answer_id, decision=decision,
         supported_answer=" ".join(p for p in pieces if p), gaps=list(gaps.values()), claims=checks,
-        limitations=[g.sentence for g in gaps.values()] if spent else [], policy=policy,
-        signature=_signature(report, policy), search=SearchRecord.of(budget) if budget is not None else None)
+        limitations=limits, policy=policy,
+        signature=_signature(report, policy, repairer), search=SearchRecord.of(budget) if budget is not None else None)
 
 
-def _signature(report: Report, policy: Policy) -> str:
-    """verify|judge:…|[parse:…|claims:…|]partial:…|max_unsupported:…|version:…"""
+def _signature(report: Report, policy: Policy, repairer: Repairer | None = None) -> str:
+    """verify|judge:…|[parse:…|claims:…|]partial:…|max_unsupported:…|[repair:candidates:…|budget:…|rank:…|]version:…"""
     sig = report.run_signature
     parts = ["verify", f"judge:{sig.judge}"]
     if sig.parser is not None:
         parts += [f"parse:{sig.parser}", f"claims:{sig.claims}"]
-    return "|".join(parts + [policy.render(), f"version:{sig.version}"])
+    repairs = [f"repair:{repairer.options.render()}"] if repairer is not None else []
+    return "|".join(parts + [policy.render(), *repairs, f"version:{sig.version}"])
 
 
 def _cited(text: str, citations: Sequence[str]) -> str:
@@ -458,10 +481,15 @@ def _sentence(rc: ResolvedCase, claim: ClaimResult, label: str, budget: SearchBu
     return f"The sources do not establish that {said}."
 
 
-def _gap(rc: ResolvedCase, claim: ClaimResult, budget: SearchBudget | None) -> Gap:
-    return Gap(claim=claim.id, statement=claim.statement, text=claim.text, citations=claim.citations,
-               label=claim.label, evidence=_evidence(rc, claim), reason=_reason(claim),
-               sentence=_sentence(rc, claim, claim.label, budget), limitation=budget is not None)
+def _gap(rc: ResolvedCase, claim: ClaimResult, budget: SearchBudget | None, repairer: Repairer | None = None) -> Gap:
+    found = repairer.claim(rc, claim) if repairer is not None else None
+    gap = Gap(claim=claim.id, statement=claim.statement, text=claim.text, citations=claim.citations,
+              label=claim.label, evidence=_evidence(rc, claim), reason=_reason(claim),
+              sentence=_sentence(rc, claim, claim.label, budget), limitation=budget is not None)
+    if found is None or found.suggested is None:
+        return gap
+    # kept, with the citations the judge found support it, instead of dropped
+    return gap.model_copy(update={"repair": found, "sentence": _cited(claim.text, found.suggested), "limitation": False})
 
 
 def _evidence(rc: ResolvedCase, claim: ClaimResult) -> EvidenceRef | None:

@@ -207,6 +207,7 @@
     ]);
     if (S[r[C.explanation]]) left.append(el("h4", null, ["judge's explanation"]), el("p", null, [S[r[C.explanation]]]));
     if (S[r[C.advice]]) left.append(el("h4", null, ["advice"]), el("p", "advice", [S[r[C.advice]]]));
+    if (S[r[C.repair]]) left.append(el("h4", null, ["repair"]), el("p", "repair", [S[r[C.repair]]]));
     var right = el("div", null, [el("h4", null, [r[C.kind] === "fact" ? "documenting passages" : "cited passages"])]);
     if (!r[C.passages].length) right.append(el("p", "meta", ["no citation"]));
     r[C.passages].forEach(function (pi) {
