@@ -121,7 +121,8 @@ def _check(answer: str, sources: Any, judge: Judge | Judgments | str, min_suppor
         from citeaudit.judges import make_judge
 
         judge = make_judge(judge, [])
-    result = verify(answer, sources, judge=judge, policy=Policy(), store=store)
+    # no repair search: an assertion judges what the answer cites, and asks the judge for nothing else
+    result = verify(answer, sources, judge=judge, policy=Policy(), store=store, repair=None)
     gaps = {(g.statement, g.text): g for g in result.gaps}
     claims = []
     for n, c in enumerate(result.claims, start=1):
