@@ -1,6 +1,6 @@
 """How the desk keeps up with a real run: the time to open a session, the first page (every case judged
-once), a click on another answer, an edit, one page of the answers table, and the export, on generated
-answers judged by the curated judge.
+once), a click on another answer, an edit, a statement's suggested repair (searched when it is selected),
+one page of the answers table, and the export, on generated answers judged by the curated judge.
 
     python benchmarks/desk_speed.py [--answers 1000] [--model]
 
@@ -64,6 +64,8 @@ def main() -> None:
     timed("a click on another case", lambda: session.snapshot(cases[len(cases) // 2].id), results)
     timed("an edit (that case scored again)",
           lambda: session.edit_statement(cases[0].id, "a1", 0, citations=["D1"]), results)
+    timed("a statement's suggested repair, searched",
+          lambda: session.suggestion(cases[len(cases) // 2].id, "a1", 0), results)
     timed("a page of the answers table, sorted", lambda: session.overview(sort="support", descending=True), results)
     kept = timed("export, with the session's judgments", lambda: session.export(), results)
     again = timed("export, every case scored again", lambda: export_by_scoring_again(session), results)

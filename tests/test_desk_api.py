@@ -463,3 +463,193 @@ def test_an_exported_run_diagnoses_an_unsure_claim_as_unsure(unsure):
 
 def test_no_queue_when_the_judge_is_sure_of_everything(client):
     assert client.get("/api/state").json()["queue"] == {"count": 0, "items": []}
+
+
+# ------------------------------------------------------------------ suggested repairs
+
+WINDOW = "Standard items may be returned within 30 days of delivery."
+
+
+def _suggestion(client, answer, statement, case="returns-desk"):
+    r = client.get("/api/suggestion", params={"case": case, "answer": answer, "statement": statement})
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def _apply(client, suggestion):
+    """Apply a suggestion as the page does: the edit the tick boxes send, with the citations it names."""
+    assert suggestion["citations"] is not None, suggestion
+    return _cite(client, {"case": {"id": suggestion["case"]}, "answer": {"answer": suggestion["answer"]}},
+                 suggestion["statement"], suggestion["citations"], api="/api")
+
+
+def test_original_c1_then_c3_repaired_in_one_click_each_reach_the_seed_s_repaired_figures(client):
+    c1 = _suggestion(client, "original", 0)
+    (claim,) = c1["claims"]
+    assert (claim["id"], claim["action"], claim["note"], claim["suggested"]) == ("C1", "replace", "cite S1 instead of S2",
+                                                                               ["S1"])
+    assert claim["cites"] == ["S2"] and claim["label"] == "none"
+    assert claim["evidence"] == [{"id": "S1", "doc": "S1", "version": "sachin-demo-v1", "span": {"start": 0, "end": 60},
+                                  "text": "Standard items can be returned up to 30 days after delivery."}]
+    assert claim["judgment"]["label"] == "full" and claim["confidence"] == "full"
+    assert claim["judgment"]["explanation"] == "S1 gives the same item category, window and starting point."
+    assert c1["citations"] == ["S1"] and c1["not_applied"] is None
+    assert _figures(_apply(client, c1)) == ("3/4", "3/3")
+
+    c3 = _suggestion(client, "original", 2)
+    assert [(c["id"], c["note"]) for c in c3["claims"]] == [("C3", "add S3")]
+    after = _apply(client, c3)
+    repaired = client.get("/api/state", params={"case": "returns-desk", "answer": "repaired"}).json()
+    assert _figures(after) == _figures(repaired) == ("4/4", "4/4")
+    # repaired, C1 needs nothing more: nothing is offered
+    done = _suggestion(client, "original", 0)
+    assert done["claims"][0]["note"].startswith("nothing to repair") and done["citations"] is None
+
+
+def test_padded_c1_drops_the_citations_it_does_not_need(client):
+    (claim,) = (padded := _suggestion(client, "padded", 0))["claims"]
+    assert (claim["action"], claim["note"], padded["citations"]) == ("drop", "drop S2, S3 (not needed)", ["S1"])
+    assert _figures(_apply(client, padded)) == ("4/4", "4/4")
+
+
+def test_applying_a_suggestion_is_the_edit_the_tick_boxes_make():
+    """Ticking S1 and unticking S2 by hand, and one click on C1's suggestion, leave the same answer, the same
+    figures and the same exported run; Reset undoes either."""
+    by_hand, by_click = (TestClient(create_app(desk_session(())), base_url=DESK) for _ in range(2))
+    where = {"case": {"id": "returns-desk"}, "answer": {"answer": "original"}}
+    _cite(by_hand, where, 0, ["S2", "S1"], api="/api")
+    hand = _cite(by_hand, where, 0, ["S1"], api="/api")
+    click = _apply(by_click, _suggestion(by_click, "original", 0))
+    assert hand["answer"] == click["answer"]
+    logs = [c.get("/api/export").json() for c in (by_hand, by_click)]
+    assert logs[0]["results"] == logs[1]["results"] and logs[0]["cases"] == logs[1]["cases"]
+    undone = by_click.post("/api/reset", json={"case": "returns-desk", "answer": "original"}).json()
+    assert _figures(undone) == ("2/4", "2/3")
+    assert _suggestion(by_click, "original", 0)["claims"][0]["note"] == "cite S1 instead of S2"
+
+
+def test_a_claim_no_passage_supports_says_so_and_offers_nothing(client):
+    found = _suggestion(client, "overbroad-claim", 0)
+    (claim,) = found["claims"]
+    assert claim["action"] == "none_found" and claim["suggested"] is None and "evidence" not in claim
+    assert claim["note"] == ("no supporting passage found — left as it is, a job for the retriever or the writer "
+                             "(candidate sets: 1 without a label or recorded judgment, skipped)")
+    assert found["citations"] is None and found["not_applied"] is None
+
+
+class UnsureOfTheWindow(UnsureOfEco):
+    """The examples' curated judge, except that it is unsure whether each of `passages` alone gives the
+    30-day window (its best guess: full); it notes every pair it is asked."""
+
+    def __init__(self, passages=()):
+        super().__init__()
+        self.unsure_of, self.pairs = set(passages), []
+
+    def judge(self, text, passages):
+        from citeaudit.records import Judgment
+
+        ids = [p.id for p in passages]
+        self.pairs.append((text, ids))
+        if text == WINDOW and len(ids) == 1 and ids[0] in self.unsure_of:
+            return Judgment(label="full", judge=self.signature, uncertain=True, scores={"support": 0.55})
+        return super().judge(text, passages)
+
+
+def _desk_of(judge, **options):
+    from citeaudit.desk import DeskSession
+
+    session = DeskSession([rc.case for rc in judge.resolved], judge=judge, **options)
+    return session, TestClient(create_app(session), base_url=DESK)
+
+
+def test_an_uncertain_candidate_is_never_offered():
+    _, client = _desk_of(UnsureOfTheWindow({"S1"}))
+    (claim,) = (found := _suggestion(client, "original", 0))["claims"]
+    # S1, the first candidate, is passed over: S6 gives the window too, and the judge is sure of it
+    assert (claim["note"], claim["suggested"], claim["unsure"]) == ("cite S6 instead of S2", ["S6"], 1)
+    assert found["citations"] == ["S6"]
+    # unsure of both: nothing is offered, and the page is told why
+    _, client = _desk_of(UnsureOfTheWindow({"S1", "S6"}))
+    (claim,) = (found := _suggestion(client, "original", 0))["claims"]
+    assert (claim["action"], claim["suggested"], found["citations"]) == ("none_found", None, None)
+    assert claim["note"].startswith("no supporting passage found") and "2 the judge was unsure of, not offered" in claim["note"]
+
+
+def test_a_suggestion_is_searched_when_asked_recorded_in_the_store_and_kept_until_the_case_changes(tmp_path):
+    from citeaudit.judges import JudgmentStore, Request
+
+    judge = UnsureOfTheWindow()
+    session, client = _desk_of(judge, store_path=str(tmp_path / "j.db"))
+    client.get("/api/state", params={"case": "returns-desk", "answer": "overbroad-claim"})
+    client.get("/api/overview")
+    c5 = "Standard and clearance items may be returned within 30 days of delivery."
+    assert (c5, ["S5"]) not in judge.pairs  # the whole run is open and scored: nothing was searched
+    assert _suggestion(client, "overbroad-claim", 0)["claims"][0]["action"] == "none_found"
+    assert judge.pairs.count((c5, ["S5"])) == 1  # a candidate the search read
+    s5 = session.score("returns-desk").cases[0].passages["S5"]
+    assert JudgmentStore(tmp_path / "j.db").get(Request.of(c5, [s5]), judge.signature).label == "contradicts"
+    asked = len(judge.pairs)
+    _suggestion(client, "overbroad-claim", 0)
+    assert len(judge.pairs) == asked  # kept
+    client.post("/api/edit", json={"case": "returns-desk", "answer": "original", "statement": 0, "citations": ["S1"]})
+    again = _suggestion(client, "overbroad-claim", 0)  # the case changed: searched again, from the store
+    assert again["version"] == 1 and again["claims"][0]["action"] == "none_found"
+    assert judge.pairs.count((c5, ["S5"])) == 1
+
+
+def test_the_repair_options_bound_the_search():
+    from citeaudit.run.repair import RepairOptions
+
+    session, client = _desk_of(UnsureOfTheWindow(), repair=RepairOptions(budget=1))
+    (claim,) = _suggestion(client, "overbroad-claim", 0)["claims"]
+    assert (claim["action"], claim["note"], claim["searched"]) == ("budget_spent", "not searched: the budget was spent", 1)
+    assert _suggestion(client, "original", 0)["options"] == "candidates:3|budget:1|rank:lexical"
+
+
+def test_the_desk_command_bounds_the_search_as_repair_does(runner, monkeypatch):
+    import citeaudit.desk
+    from citeaudit.cli import main
+    from citeaudit.run.repair import RepairOptions
+
+    served = {}
+    monkeypatch.setattr(citeaudit.desk, "serve", lambda session, *args, **kwargs: served.update(session=session))
+    result = runner.invoke(main, ["desk", "--no-open", "--candidates", "5", "--budget", "20"])
+    assert result.exit_code == 0, result.output
+    assert served["session"].repair == RepairOptions(candidates=5, budget=20)
+    result = runner.invoke(main, ["desk", "--no-open", "--budget", "0"])
+    assert result.exit_code == 2 and "--budget" in result.output
+
+
+@pytest.mark.parametrize("params, status, message", [
+    ({"case": "returns-desk", "answer": "original", "statement": 9}, 404, "no statement 9"),
+    ({"case": "returns-desk", "answer": "nope", "statement": 0}, 404, "no answer 'nope'"),
+    ({"case": "nope", "answer": "original", "statement": 0}, 404, "no case 'nope'"),
+    ({"case": "returns-desk", "answer": "original", "statement": -1}, 422, "statement"),
+])
+def test_bad_suggestion_requests(client, params, status, message):
+    r = client.get("/api/suggestion", params=params)
+    assert r.status_code == status and message in r.json()["error"]
+
+
+def test_a_statement_of_several_claims_shows_each_suggestion_and_leaves_applying_to_the_reviewer(tmp_path):
+    case = json.loads(_returns_desk_text())
+    original = next(a for a in case["answers"] if a["id"] == "original")
+    c1, c3 = original["statements"][0], original["statements"][2]
+    text = f"{c1['text']} {c3['text']}"
+    original["statements"] = [{"id": "C13", "text": text, "citations": ["S2"],
+                               "claims": [{"text": c1["text"]}, {"text": c3["text"]}]}]
+    case["answers"] = [original]
+    case["labels"] += [{"claim": text, "passages": ["S2"], "label": "none"},
+                       {"claim": c3["text"], "passages": ["S2"], "label": "none"}]
+    path = tmp_path / "split.json"
+    path.write_text(json.dumps(case), encoding="utf-8")
+    client = TestClient(create_app(desk_session([str(path)])), base_url=DESK)
+    found = _suggestion(client, "original", 0)
+    assert [c["note"] for c in found["claims"]] == ["cite S1 instead of S2", "cite S3 instead of S2"]
+    assert found["citations"] is None and "several claims" in found["not_applied"]
+
+
+def _returns_desk_text() -> str:
+    from citeaudit.examples import example_text
+
+    return example_text("returns_desk.json")

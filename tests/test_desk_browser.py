@@ -1,6 +1,7 @@
 """The audit desk's web app in a real headless chromium: the five exercises reach the seed's figures on
-screen, refused edits change nothing, human labels reach the exported run, untrusted passage text stays
-text, everything works from the keyboard, narrow windows stack, and the 3D view (or its fallback) shows.
+screen, refused edits change nothing, human labels reach the exported run, a suggested repair applies in
+one click, untrusted passage text stays text, everything works from the keyboard, narrow windows stack,
+and the 3D view (or its fallback) shows.
 
 Each test gets its own server (uvicorn in a thread, on a socket bound to a free port) over a fresh session.
 """
@@ -324,6 +325,63 @@ def test_the_review_queue_leads_to_each_unsure_claim(chromium, shots):
         expect(page.locator("#case-select")).to_have_value("p7-zh")
         expect(page.locator("#review-claim")).to_have_text("Eco使年度能耗降低15%。")
         page.screenshot(path=str(shots / "review-queue-next-case.png"), full_page=True)
+
+
+def test_one_click_applies_each_suggested_repair(page, shots):
+    page.select_option("#case-select", "returns-desk")
+    expect(page.locator("#answer-select")).to_have_value("original")
+    settled(page)
+    figures(page, "2/4", "2/3")
+    select(page, 0)
+    # C1's suggestion, searched when C1 is selected: its action, evidence and the judge's verdict
+    expect(page.locator("#suggestion-note-0")).to_have_text("cite S1 instead of S2")
+    evidence = page.locator("#suggestion .suggested-passage")
+    expect(evidence).to_contain_text("version sachin-demo-v1 · span 0–60")
+    expect(evidence.locator("blockquote")).to_have_text("Standard items can be returned up to 30 days after delivery.")
+    expect(page.locator("#suggestion-judgment-0")).to_contain_text("The judge finds the new set full")
+    page.screenshot(path=str(shots / "suggested-repair.png"), full_page=True)
+    apply = page.locator("#apply-suggestion")
+    expect(apply).to_have_text("Apply: cite S1 instead of S2")
+    apply.click()
+    settled(page)
+    expect(page.locator("#inspector-citations")).to_have_text("S1")
+    expect(page.locator("#cite-S1")).to_be_checked()
+    expect(page.locator("#cite-S2")).not_to_be_checked()
+    figures(page, "3/4", "3/3")
+    expect(page.locator("#suggestion-note-0")).to_contain_text("nothing to repair")  # searched again: done
+    expect(apply).to_have_count(0)
+    select(page, 2)
+    expect(page.locator("#suggestion-note-0")).to_have_text("add S3")
+    apply.click()
+    settled(page)
+    figures(page, "4/4", "4/4")  # the seed's Repaired answer
+    expect(page.locator("#status")).to_have_text("Applied to C3: add S3. It now cites S3.")
+
+
+def test_a_suggestion_applies_from_the_keyboard_and_none_is_offered_where_nothing_supports(page):
+    page.select_option("#case-select", "returns-desk")
+    settled(page)
+    page.select_option("#answer-select", "padded")
+    settled(page)
+    figures(page, "4/4", "4/6")
+    select(page, 0)
+    expect(page.locator("#apply-suggestion")).to_have_text("Apply: drop S2, S3 (not needed)")
+    expect(page.locator("#st-0")).to_be_focused()
+    page.keyboard.press("a")
+    settled(page)
+    figures(page, "4/4", "4/4")
+    expect(page.locator("#inspector-citations")).to_have_text("S1")
+
+    page.select_option("#answer-select", "overbroad-claim")
+    settled(page)
+    select(page, 0)
+    note = page.locator("#suggestion-note-0")
+    expect(note).to_contain_text("no supporting passage found — left as it is, a job for the retriever or the writer")
+    expect(page.locator("#suggestion")).to_have_attribute("data-state", "ready")
+    expect(page.locator("#apply-suggestion")).to_have_count(0)
+    page.keyboard.press("a")
+    expect(page.locator("#status")).to_have_text("No suggested repair to apply to C5.")
+    figures(page, "0/1", "0/2")
 
 
 def test_a_passage_with_markup_is_shown_as_text(chromium, tmp_path):

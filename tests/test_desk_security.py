@@ -160,8 +160,13 @@ def test_a_refused_edit_quotes_a_long_text_only_in_part(client):
     assert " … " in message and len(message) <= 400
 
 
-def test_a_query_over_the_limit_is_refused(client):
-    r = client.get("/api/state", params={"case": "q" * 501})
+@pytest.mark.parametrize("path, params", [
+    ("/api/state", {"case": "q" * 501}),
+    ("/api/suggestion", {"case": "q" * 501, "answer": "original", "statement": 0}),
+    ("/api/suggestion", {"case": "returns-desk", "answer": "q" * 501, "statement": 0}),
+])
+def test_a_query_over_the_limit_is_refused(client, path, params):
+    r = client.get(path, params=params)
     assert r.status_code == 422 and "qqq" not in r.text
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from citeaudit.cli.common import load_inputs, parse_reader_options, read_log, reader_options, reading_for
+from citeaudit.cli.common import (load_inputs, parse_reader_options, read_log, reader_options, reading_for,
+                                  repair_search_options)
 
 
 @click.command()
@@ -18,12 +19,17 @@ from citeaudit.cli.common import load_inputs, parse_reader_options, read_log, re
 @click.option("--no-open", is_flag=True, help="do not open a browser")
 @click.option("--allow-remote", is_flag=True,
               help="allow a non-loopback --host: anyone who reaches the port can edit (no authentication)")
+@repair_search_options
 @reader_options("the case files")
-def desk(inputs, judge_name, store, host, port, no_open, allow_remote, source_format, reader_options):
+def desk(inputs, judge_name, store, host, port, no_open, allow_remote, candidates, budget, source_format,
+         reader_options):
     """Open the audit desk on a run log, on case files (another tool's with --from), or (with no INPUTS) on
-    the built-in examples: follow each citation to its exact text, repair it, set human labels, and watch
-    the scores change."""
+    the built-in examples: follow each citation to its exact text, repair it (a suggested repair applies in
+    one click), set human labels, and watch the scores change."""
+    from citeaudit.run.repair import RepairOptions
+
     session = desk_session(inputs, judge_name, store, source_format, reader_options)
+    session.repair = RepairOptions(candidates=candidates, budget=budget)  # searched per statement, when selected
     session.judge()  # built and checked before the port is bound: a judge that cannot be made is an error here
     from citeaudit.desk import serve
 

@@ -318,6 +318,13 @@ def _api_routes(app, prefix: str, get_session) -> None:
         with session.lock:
             return session.edit_statement(body.case, body.answer, body.statement, body.text, body.citations)
 
+    @app.get(f"{prefix}/suggestion")
+    def suggestion(case: str = Query(..., max_length=MAX_ID), answer: str = Query(..., max_length=MAX_ID),
+                   statement: int = Query(..., ge=0, le=MAX_INDEX)) -> dict[str, Any]:
+        session = get_session()
+        with session.lock:
+            return session.suggestion(case, answer, statement)
+
     @app.get(f"{prefix}/walkthroughs")
     def walkthroughs() -> list[dict[str, Any]]:
         from citeaudit.desk.walkthroughs import WALKTHROUGHS

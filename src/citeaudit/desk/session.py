@@ -27,6 +27,9 @@ from citeaudit.records import LABELS, Case, Judgment
 from citeaudit.report.render import answer_json
 from citeaudit.parse.resolve import ResolvedCase, resolve
 from citeaudit.run.log import RunLog, build_runlog
+from citeaudit.run.repair import RepairOptions, Repairer, confidence
+from citeaudit.run.results import ClaimRepair
+from citeaudit.report.repairs import unrepaired_text
 from citeaudit.desk.display import clip_text, fold_passage, preview
 from citeaudit.desk.walkthroughs import WALKTHROUGHS, walkthrough_case
 
@@ -37,6 +40,12 @@ MAX_QUEUE_ITEMS = 500
 # The answers table's columns that sort, each a figure of the answer (its value; undefined ones last).
 SORTABLE = ("case", "system", "claims", N.SUPPORT, N.CITATION_PRECISION, N.CITATION_RECALL, N.COVERAGE, "unsure")
 OVERVIEW_MEASURES = (N.SUPPORT, N.CITATION_PRECISION, N.CITATION_RECALL, N.COVERAGE, N.CITATION_PRESENCE)
+# Why a claim gets no suggestion when the search is not even needed.
+NOTHING_TO_REPAIR = "nothing to repair: its citations support it, each earning precision credit"
+NOT_JUDGED = "not judged: nothing to repair from"
+SEVERAL_CLAIMS = ("this statement holds several claims, and its tick boxes set the statement's citations, not "
+                  "one claim's: apply it by hand, or with citeaudit repair")
+NOT_EDITABLE = "this answer's statements are not edited one by one here: apply it with citeaudit repair"
 
 
 def _figures(ratios: dict[str, Any], measures: tuple[str, ...]) -> dict[str, Any]:
@@ -118,7 +127,7 @@ class DeskSession:
     def __init__(self, cases: list[Case], judge_spec: str | JudgeSpec = "curated", store_path: str | None = None,
                  settings: Settings = Settings(), source: str = "cases", judge: Judge | None = None,
                  recorded: MemoryStore | None = None, judge_status: JudgeStatus | None = None,
-                 exercises: bool = False):
+                 exercises: bool = False, repair: RepairOptions = RepairOptions()):
         if not cases:
             raise ValueError("the desk needs at least one case")
         self.source = source
@@ -148,6 +157,10 @@ class DeskSession:
         self._labels_version = 0  # the curated judge is made again only when the cases' labels change
         self._judge_made_at = -1
         self.export_progress: dict[str, Any] = {"running": False, "done": 0, "total": 0}
+        # How far a suggested repair's search goes (run/repair.py), and the suggestions found so far:
+        # case id -> (its version and judge, (answer, statement) -> suggestion)
+        self.repair = repair
+        self._suggestions: dict[str, tuple[tuple[int, str], dict[tuple[str, int], dict[str, Any]]]] = {}
         self.lock = threading.RLock()  # one request at a time changes or reads the session
 
     # ---------------------------------------------------------------- scoring
@@ -186,9 +199,9 @@ class DeskSession:
             self._judge_made_at = self._labels_version
         return self._judge
 
-    def _refusal(self, err: JudgeError) -> DeskError:
+    def _refusal(self, err: JudgeError, what: str = "this edit is not applied") -> DeskError:
         why = f" {self.judge_status.note}" if self.judge_status.note else ""
-        return DeskError(409, f"{err}.{why} The desk never guesses a score: this edit is not applied.")
+        return DeskError(409, f"{err}.{why} The desk never guesses a score: {what}.")
 
     def score(self, case_id: str, data: dict[str, Any] | None = None) -> Report:
         """The case's report: kept until the case or the judge changes; `data` scores a proposed edit."""
@@ -267,7 +280,9 @@ class DeskSession:
             "cases": [{"id": cid, "question": clip_text(c["question"], 200)} for cid, c in picker],
             "case_count": len(self.cases),
             "answer_count": sum(len(c["answers"]) for c in self.cases.values()),
-            "case": {"id": case_id, "question": clip_text(data["question"]),
+            # the version goes up with every change to the case: a suggestion is kept for one version
+            "case": {"id": case_id, "version": self._versions.get(case_id, 0),
+                     "question": clip_text(data["question"]),
                      "answers": [{"id": a["id"], "system": a.get("system") or a["id"]} for a in data["answers"]]},
             "passages": passages,
             "retrieval": {n: {**r.to_dict(), "signature": report.signature(n)} for n, r in report.retrieval[case_id].items()},
@@ -383,6 +398,46 @@ class DeskSession:
         self.cases[case_id] = data
         self._changed(case_id)
         return self.snapshot(case_id, answer_id)
+
+    def suggestion(self, case_id: str, answer_id: str, index: int) -> dict[str, Any]:
+        """What `citeaudit repair` proposes for each claim of one statement (run/repair.py), searched for
+        when first asked, within the session's repair options, and kept until the case or the judge
+        changes: the desk searches for the statement a reviewer selects, never for the whole run. The
+        search's judgments go to the session's store, as every other judgment of the desk.
+
+        `citations` is what the statement cites once the suggestion is applied: the reviewer's page sends
+        it as an edit, exactly as the tick boxes do. None when nothing is proposed, or when the edit path
+        cannot apply it (`not_applied` says why)."""
+        self._answer_index(case_id, answer_id)
+        report = self.score(case_id)
+        made_for = (self._versions.get(case_id, 0), self.judge().signature)
+        if case_id not in self._suggestions or self._suggestions[case_id][0] != made_for:
+            self._suggestions[case_id] = (made_for, {})
+        found = self._suggestions[case_id][1]
+        if (answer_id, index) not in found:
+            found[(answer_id, index)] = self._suggest(report, answer_id, index)
+        return {"case": case_id, "answer": answer_id, "statement": index, "version": made_for[0],
+                **found[(answer_id, index)]}
+
+    def _suggest(self, report: Report, answer_id: str, index: int) -> dict[str, Any]:
+        result = next(r for r in report.answers if r.answer_id == answer_id)
+        if not any(st.index == index for st in result.statements):
+            raise DeskError(404, f"no statement {index} in answer '{answer_id}'")
+        rc = report.cases[0]
+        try:
+            found = Repairer(Judgments(self.judge(), self.store), self.repair).statement(rc, result, index)
+        except JudgeError as err:
+            raise self._refusal(err, "no repair is suggested") from None
+        claims = [_suggested(rc, c, found[c.index]) for c in result.claims if c.statement == index]
+        offered = [c["suggested"] for c in claims if c["suggested"] is not None]
+        statements = self._case(rc.id)["answers"][self._answer_index(rc.id, answer_id)]["statements"]
+        why_not = None
+        if offered and len(claims) > 1:
+            why_not = SEVERAL_CLAIMS
+        elif offered and (index >= len(statements) or "claims" in statements[index]):
+            why_not = NOT_EDITABLE
+        return {"options": self.repair.render(), "claims": claims,
+                "citations": offered[0] if offered and why_not is None else None, "not_applied": why_not}
 
     # ---------------------------------------------------------------- walkthroughs
 
@@ -507,6 +562,27 @@ class DeskSession:
                 text=h.text, passages=[rc.passages[p].identity() for p in h.citations if p in rc.passages],
                 judgment=Judgment(label=h.label, judge=f"human:{h.reviewer}", explanation=h.note or None)))
         return log
+
+
+def _suggested(rc: ResolvedCase, claim: ClaimResult, found: ClaimRepair | None) -> dict[str, Any]:
+    """One claim's suggestion as the inspector shows it: the action and its note ("cite S1 instead of S2"),
+    each passage of the proposed set (with its version and span, folded as a cited passage is, around the
+    judgment's evidence span), and the judge's label with its confidence; or why nothing is proposed."""
+    item = {"claim": claim.index, "id": claim.id, "text": clip_text(claim.text), "cites": claim.citations,
+            "label": claim.label, "suggested": None}
+    if found is None:
+        return {**item, "action": None, "note": NOT_JUDGED if claim.judgment is None else NOTHING_TO_REPAIR}
+    item |= {"action": found.action, "searched": found.searched, "skipped": found.skipped, "unsure": found.unsure}
+    if found.suggested is None:
+        return {**item, "note": unrepaired_text(found)}
+    judgment = found.judgment.model_dump(mode="json")
+    spans = [judgment["evidence"]] if judgment.get("evidence") else []
+    evidence = [{"id": ref.id, "doc": ref.doc, "version": ref.version, "span": {"start": ref.span[0], "end": ref.span[1]},
+                 **fold_passage(rc.passages[ref.id].text, [s for s in spans if s["passage"] == ref.id],
+                                quotes=[claim.text])}
+                for ref in found.evidence]
+    return {**item, "note": found.note, "suggested": found.suggested, "evidence": evidence, "judgment": judgment,
+            "confidence": confidence(found.judgment)}
 
 
 @dataclass

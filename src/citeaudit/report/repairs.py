@@ -34,13 +34,18 @@ def repair_line(repair: ClaimRepair) -> str:
     return f"{repair.note} (it cited {cited}: {repair.label}); the judge finds the new set {confidence(repair.judgment)}"
 
 
+def unrepaired_text(repair: ClaimRepair) -> str:
+    """Why a claim has no suggestion, what that leaves to do, and the candidate sets passed over (the
+    report's line, and the desk's)."""
+    counted = [f"{repair.skipped} without a label or recorded judgment, skipped" if repair.skipped else "",
+               f"{repair.unsure} the judge was unsure of, not offered" if repair.unsure else ""]
+    counted = [c for c in counted if c]
+    return _unrepaired(repair) + (f" (candidate sets: {'; '.join(counted)})" if counted else "")
+
+
 def _repair_lines(repair: ClaimRepair) -> list[str]:
     if repair.suggested is None:
-        note = _unrepaired(repair)
-        counted = [f"{repair.skipped} without a label or recorded judgment, skipped" if repair.skipped else "",
-                   f"{repair.unsure} the judge was unsure of, not offered" if repair.unsure else ""]
-        counted = [c for c in counted if c]
-        return [note + (f" (candidate sets: {'; '.join(counted)})" if counted else "")]
+        return [unrepaired_text(repair)]
     lines = [repair.note]
     for ref in repair.evidence:
         lines.append(f"  {place(ref.id, ref.doc, ref.version, ref.span[0], ref.span[1])}")

@@ -160,17 +160,17 @@ class Repairer:
 
     def answer(self, rc: ResolvedCase, result: AnswerResult) -> dict[tuple[int, int], ClaimRepair]:
         """Every claim of one scored answer that gets a repair record, by (statement, claim) position."""
-        statements = {s.index: s for s in result.statements}
-        claims_of = Counter(c.statement for c in result.claims)
-        out = {}
-        for claim in result.claims:
-            st = statements[claim.statement]
-            # a statement that is its own claim was checked citation by citation when it was scored
-            own = claims_of[claim.statement] == 1 and (st.text, st.citations) == (claim.text, claim.citations)
-            found = self.claim(rc, claim, st.checks if own else None)
-            if found is not None:
-                out[(claim.statement, claim.index)] = found
-        return out
+        return {(st.index, index): found for st in result.statements
+                for index, found in self.statement(rc, result, st.index).items() if found is not None}
+
+    def statement(self, rc: ResolvedCase, result: AnswerResult, index: int) -> dict[int, ClaimRepair | None]:
+        """The repair of each claim of one statement of a scored answer, by claim position (None: it needs
+        none, or was not judged; see `claim`). The desk asks for one statement at a time."""
+        st = next(s for s in result.statements if s.index == index)
+        claims = [c for c in result.claims if c.statement == index]
+        # a statement that is its own claim was checked citation by citation when it was scored
+        own = len(claims) == 1 and (st.text, st.citations) == (claims[0].text, claims[0].citations)
+        return {c.index: self.claim(rc, c, st.checks if own else None) for c in claims}
 
     def claim(self, rc: ResolvedCase, claim: ClaimResult,
               checks: list[CitationCheck] | None = None) -> ClaimRepair | None:

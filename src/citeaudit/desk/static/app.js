@@ -2,7 +2,7 @@
 // redrawn from the snapshot it returns, so the figures on screen are always the server's figures.
 import { $, h, num, ratioText, setText, statementName } from "./dom.js";
 import { drawThreads, renderMap2d, sceneOf } from "./map2d.js";
-import { renderInspector } from "./inspector.js";
+import { renderInspector, suggestionSection } from "./inspector.js";
 import { currentClaim, renderReview } from "./review.js";
 import { createOverview } from "./overview.js";
 
@@ -30,6 +30,7 @@ const state = {
   busy: false, // a request is on its way; later actions wait in `queue` (see act)
   inflight: null, // the job being sent
   drafts: new Map(), // statement text typed but not saved yet, by case, answer and statement
+  suggestions: new Map(), // suggested repairs, by case, its version, answer and statement (see suggestionOf)
   view: "2d",
   expanded: false,
   three: null, // the 3D view, once loaded
@@ -158,9 +159,56 @@ function pendingCitations(index) {
   const here = ids();
   for (const job of [state.inflight, ...queue]) {
     const it = job && job.intent;
-    if (it && it.statement === index && sameAnswer(it, here)) cites = toggled(cites, it.passage, it.on);
+    if (it && it.statement === index && sameAnswer(it, here)) cites = it.citations || toggled(cites, it.passage, it.on);
   }
   return cites;
+}
+
+// ------------------------------------------------------------------ suggested repairs
+
+const MAX_SUGGESTIONS = 200; // kept in the page; the server keeps its own until the case changes
+const suggestionKey = (where, version, index) => JSON.stringify([where.case, version, where.answer, index]);
+
+/** The suggested repair of statement `index` of the shown answer, for the case as the latest snapshot has it:
+ * {state: "ready", data}, or "loading" while the server searches (asked here, once), or "failed". */
+function suggestionOf(index) {
+  const snap = state.snap;
+  const st = snap.answer && snap.answer.statements[index];
+  if (!st || st.kind !== "claim") return null; // nothing scored, nothing to repair
+  const where = ids();
+  const key = suggestionKey(where, snap.case.version, index);
+  if (!state.suggestions.has(key)) {
+    remember(key, { key, state: "loading" });
+    fetchSuggestion(where, index, key);
+  }
+  return state.suggestions.get(key);
+}
+
+function remember(key, found) {
+  state.suggestions.delete(key);
+  state.suggestions.set(key, found);
+  if (state.suggestions.size > MAX_SUGGESTIONS) state.suggestions.delete(state.suggestions.keys().next().value);
+}
+
+async function fetchSuggestion(where, index, key) {
+  const q = new URLSearchParams({ case: where.case, answer: where.answer, statement: String(index) });
+  try {
+    const data = await api("GET", `/api/suggestion?${q}`);
+    const made = suggestionKey(where, data.version, index);
+    remember(made, { key: made, state: "ready", data });
+    // a change reached the server first: the next snapshot brings the version this one was made for
+    if (made !== key) remember(key, { key, state: "stale" });
+  } catch (err) {
+    remember(key, { key, state: "failed", error: err.message });
+  }
+  const el = document.getElementById("suggestion");
+  if (el && el.dataset.key === key) {
+    // only the section is drawn again: nothing else the reviewer is in the middle of is touched
+    const focused = el.contains(document.activeElement);
+    const section = suggestionSection(state.snap.answer.statements[state.selected], state.suggestions.get(key), actions);
+    el.replaceWith(section);
+    if (focused) section.focus({ preventScroll: true });
+  }
 }
 
 function toggled(citations, passage, on) {
@@ -231,6 +279,21 @@ const actions = {
     render(); // the box shows the change at once, while it waits its turn
   },
   citationsOf: (index) => pendingCitations(index),
+  suggestionOf: (index) => suggestionOf(index),
+  /** Apply the suggested repair of statement `index`: the same edit as ticking and unticking its boxes. */
+  applySuggestion(index) {
+    const st = state.snap.answer && state.snap.answer.statements[index];
+    if (!st) return;
+    const found = suggestionOf(index);
+    const s = found && found.state === "ready" ? found.data : null;
+    if (!s || !s.citations) { showStatus(`No suggested repair to apply to ${statementName(st)}.`); return; }
+    const where = ids();
+    const note = s.claims.find((c) => c.suggested).note;
+    act(post("/api/edit", { ...where, statement: index, citations: s.citations },
+      `Applied to ${statementName(st)}: ${note}. It now cites ${s.citations.join(", ")}.`,
+      null, { ...where, statement: index, citations: s.citations }));
+    render(); // the boxes show the new citations at once, while the change waits its turn
+  },
   draft(index, text) {
     state.drafts.set(draftKey(ids(), index), text);
   },
@@ -342,6 +405,7 @@ function render() {
     // Redrawing replaced the focused control: focus its successor (threads refocus themselves once drawn).
     const el = document.getElementById(focused);
     if (el) el.focus({ preventScroll: true });
+    else if (focused === "apply-suggestion") $("#suggestion")?.focus({ preventScroll: true }); // applied: gone
     else if (focused.startsWith("thread-")) requestAnimationFrame(() => document.getElementById(focused)?.focus({ preventScroll: true }));
   }
 }
@@ -502,7 +566,8 @@ function onKey(ev) {
     ev.preventDefault();
     const el = document.querySelector("#inspector .cite-toggle") || $("#statement-text");
     if (el) el.focus();
-  } else if (k === "r") { ev.preventDefault(); actions.toggleReview(); }
+  } else if (k === "a") { ev.preventDefault(); actions.applySuggestion(state.selected); }
+  else if (k === "r") { ev.preventDefault(); actions.toggleReview(); }
   else if (k === "v") { ev.preventDefault(); setView(state.view === "3d" ? "2d" : "3d"); }
   else if (state.review && k === "u") { ev.preventDefault(); actions.nextUnsure(); }
   else if (state.review && /^[1-4]$/.test(k)) {

@@ -1,5 +1,5 @@
 // The inspector: one statement, its citations, each cited passage's exact text (evidence span highlighted),
-// the judgment, the per-citation checks, the repair controls and the seed's JSON objects.
+// the judgment, the per-citation checks, the suggested repair, the repair controls and the seed's JSON objects.
 import { $, h, STATUS_TEXT, isScored, jsonText, labelClass, labelText, markBidi, statementName, threadStatus, unmarkBidi } from "./dom.js";
 import { rankedPassages } from "./map2d.js";
 
@@ -32,6 +32,7 @@ export function renderInspector(snap, state, on) {
       ? seed.citedPassages.map((p) => citedPassage(p, st, evidence, state))
       : h("p", { class: "muted" }, "No citation: nothing to follow."),
     st.citation_checks && st.citation_checks.length ? checksTable(st) : null,
+    suggestionSection(st, on.suggestionOf(st.index), on),
     repair(snap, st, on),
     h("details", { id: "inspector-json" },
       h("summary", {}, "Statement and check as JSON"),
@@ -88,15 +89,25 @@ function foldedText(p, ev) {
   return out;
 }
 
-function citedPassage(p, st, evidence, state) {
+/** The evidence span among `evidence` that lies in passage `p`, if any. */
+function spanIn(p, evidence) {
   const length = p.text === null ? p.length : p.text.length;
-  const ev = evidence.find((e) => e.passage === p.id && e.end > e.start && e.end <= length);
+  return evidence.find((e) => e && e.passage === p.id && e.end > e.start && e.end <= length);
+}
+
+/** A passage's text as the server sent it (whole, or folded), the evidence span `ev` highlighted, or the whole
+ * passage when the judgment gives no span. */
+function passageText(p, ev) {
+  if (p.text === null) return foldedText(p, ev);
+  if (ev) return [p.text.slice(0, ev.start), h("mark", { title: "evidence span" }, p.text.slice(ev.start, ev.end)), p.text.slice(ev.end)];
+  return [h("mark", { title: "whole passage (the judgment gives no evidence span)" }, p.text)];
+}
+
+function citedPassage(p, st, evidence, state) {
+  const ev = spanIn(p, evidence);
   const status = threadStatus(st, p.id);
   const check = (st.citation_checks || []).find((c) => c.id === p.id);
-  let text;
-  if (p.text === null) text = foldedText(p, ev);
-  else if (ev) text = [p.text.slice(0, ev.start), h("mark", { title: "evidence span" }, p.text.slice(ev.start, ev.end)), p.text.slice(ev.end)];
-  else text = [h("mark", { title: "whole passage (the judgment gives no evidence span)" }, p.text)];
+  const text = passageText(p, ev);
   return h("article", {
     class: `cited-passage${state.thread === p.id ? " focus-thread" : ""}`, id: `cited-${p.id}`, dataset: { passage: p.id },
   },
@@ -151,4 +162,47 @@ function repair(snap, st, on) {
         type: "button", id: "save-text",
         onclick: () => on.saveText(st.index, unmarkBidi(textarea.value)),
       }, "Save text")));
+}
+
+/** The repair `citeaudit repair` suggests for each claim of the statement, searched for by the server when the
+ * statement is first selected (`found`: loading, failed or ready), and the button that applies it: the same
+ * edit as ticking and unticking the boxes below. */
+export function suggestionSection(st, found, on) {
+  const status = !isScored(st) ? "not-scored" : found ? found.state : "loading";
+  let body;
+  if (status === "not-scored") body = h("p", { class: "muted" }, `${st.kind}: not scored, nothing to repair.`);
+  else if (status === "failed") body = h("p", { class: "muted" }, `No suggestion: ${found.error}`);
+  else if (status !== "ready") body = h("p", { class: "muted" }, "Looking among the case's passages for a set that supports it…");
+  else {
+    const s = found.data;
+    const offered = s.claims.find((c) => c.suggested);
+    body = [
+      s.claims.map((c) => suggestedClaim(c, s.claims.length > 1)),
+      s.citations ? h("button", {
+        type: "button", id: "apply-suggestion", title: "Cite exactly what the suggestion names (shortcut: a)",
+        onclick: () => on.applySuggestion(st.index),
+      }, `Apply: ${offered.note}`) : null,
+      offered && !s.citations ? h("p", { class: "muted", id: "suggestion-not-applied" }, `Not applied here: ${s.not_applied}.`) : null,
+    ];
+  }
+  return h("section", {
+    class: "suggestion", id: "suggestion", tabindex: "-1", "aria-labelledby": "suggestion-heading", "aria-live": "polite",
+    dataset: { state: status, key: found ? found.key : "" },
+  }, h("h4", { id: "suggestion-heading" }, "Suggested repair"), body);
+}
+
+function suggestedClaim(c, several) {
+  const j = c.judgment;
+  return h("div", { class: "suggested-claim", id: `suggestion-${c.claim}`, dataset: { action: c.action || "none" } },
+    several ? h("p", { class: "claim-text" }, `Claim ${c.claim + 1}: ${c.text}`) : null,
+    h("p", { class: "suggestion-note", id: `suggestion-note-${c.claim}` }, c.note),
+    (c.evidence || []).map((p) => h("article", { class: "cited-passage suggested-passage", dataset: { passage: p.id } },
+      h("div", { class: "p-head" },
+        h("strong", {}, p.id),
+        h("span", { class: "muted" }, `${p.doc !== p.id ? `document ${p.doc} · ` : ""}version ${p.version || "none"} · span ${p.span.start}–${p.span.end}`)),
+      h("blockquote", { class: "passage-text" }, passageText(p, spanIn(p, [j && j.evidence]))))),
+    j ? h("p", { class: "judgment", id: `suggestion-judgment-${c.claim}` },
+      "The judge finds the new set ", h("span", { class: `badge ${labelClass(j)}` }, c.confidence), " ",
+      h("span", { class: "muted" }, "by "), h("span", { class: "muted signature", title: j.judge }, j.judge),
+      j.explanation ? h("span", { class: "explanation" }, [h("br"), j.explanation]) : null) : null);
 }
