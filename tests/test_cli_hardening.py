@@ -252,6 +252,12 @@ def test_visible_controls_keeps_newlines_tabs_and_ordinary_text():
 
 # --- case files ----------------------------------------------------------------------------------
 
+def test_visible_controls_shows_noncharacters_and_lone_surrogates_as_escapes():
+    shown = visible_controls("a\ufffe\uffff\ufdd0\U0001fffe\ud800b")
+    assert shown == "a\\ufffe\\uffff\\ufdd0\\U0001fffe\\ud800b"
+    assert shown.encode("utf-8")  # a lone surrogate left in would fail on the way to the terminal
+
+
 def test_a_stray_key_beside_cases_is_refused_with_its_line(runner, tmp_path):
     path = tmp_path / "wrapped.json"
     path.write_text('{\n "cases": [' + json.dumps(_case()) + '],\n "judge": "model"\n}\n', encoding="utf-8")
