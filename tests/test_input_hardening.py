@@ -130,9 +130,23 @@ def test_a_lone_surrogate_in_a_key_or_deep_in_a_list_is_located_too(tmp_path):
 
 def test_surrogate_pairs_written_as_escapes_are_characters_not_problems(tmp_path):
     path = tmp_path / "cases.json"
-    path.write_text(json.dumps(_case(question="😀 𠀀 \\\\ud800 literal")), encoding="utf-8")  # ensure_ascii: pairs
+    path.write_text(json.dumps(_case(question="😀 𠀀 한국어 \\\\ud800 literal")), encoding="utf-8")  # ensure_ascii: pairs
     assert "\\ud83d\\ude00" in path.read_text(encoding="utf-8")
-    assert load_cases([path])[0].case.question == "😀 𠀀 \\\\ud800 literal"
+    assert load_cases([path])[0].case.question == "😀 𠀀 한국어 \\\\ud800 literal"
+
+
+@pytest.mark.parametrize("value, searched", [
+    ("😀 𠀀", False), ("한국어 \ud7ff", False), ("plain", False),  # pairs, and escapes below the surrogates
+    ("a\ud800", True), ("\udc00", True), ("\ude00\ud83d", True), ("😀\udbff", True),
+])
+def test_only_a_text_with_an_unpaired_surrogate_escape_is_searched(value, searched):
+    # the decoded values are searched (in Python) only when the text may hold a lone surrogate: json.dumps
+    # writes every emoji and Hangul syllable as escapes, and a file of them must not pay for a search
+    from citeaudit.jsonio import StrictJson
+
+    reader = StrictJson()
+    assert reader.decode(json.dumps({"q": value})) == {"q": value}
+    assert reader.noticed is searched
 
 
 def test_score_refuses_a_lone_surrogate_with_a_located_error_and_no_traceback(runner, tmp_path):

@@ -42,12 +42,20 @@ class _Refused:
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")  # JSON's own four; str.isspace knows many more
 # A lone surrogate can enter a decoded text only through an escape: a high one (\uD800-\uDBFF) not followed
-# by a low one (\uDC00-\uDFFF), or a low one not preceded by a high one (a pair decodes to one character,
-# as json.dumps writes an emoji). Where the text has no such escape (nearly always), no decoded string is
-# searched for one.
-_LONE_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])"
-                                    r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+# by a low one (\uDC00-\uDFFF), or a low one on its own (a pair decodes to one character, as json.dumps
+# writes an emoji). Where the text has no such escape (nearly always), no decoded string is searched.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD](?:([89abAB])|[c-fC-F])[0-9a-fA-F]{2}(\\u[dD][c-fC-F][0-9a-fA-F]{2})?")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _may_hold_lone_surrogate(text: str) -> bool:
+    """Whether the JSON `text` has a surrogate escape that is not half of a pair (an escaped backslash
+    before "ud800" counts too: it only costs a search)."""
+    for match in _SURROGATE_ESCAPE.finditer(text):
+        high, low = match.group(1), match.group(2)
+        if not (high and low):
+            return True
+    return False
 
 
 def lone_surrogate(text: str) -> str | None:
@@ -111,14 +119,14 @@ class StrictJson:
                             f"(at most {sys.get_int_max_str_digits()})")
 
     def decode(self, text: str) -> Any:
-        self.noticed = _LONE_SURROGATE_ESCAPE.search(text) is not None
+        self.noticed = _may_hold_lone_surrogate(text)
         return self._decoder.decode(text)
 
     def read_file(self, text: str) -> tuple[Any, Spans]:
         """Decode a whole file, noting where each piece of its top levels starts and ends: the file's value
         at (), each item of a top-level array, and each member of a top-level object and item of its arrays.
         A case record is one of these pieces, so it can be checked and located on its own."""
-        self.noticed = _LONE_SURROGATE_ESCAPE.search(text) is not None
+        self.noticed = _may_hold_lone_surrogate(text)
         spans: Spans = {}
         start = _skip_space(text, 0)
         try:
