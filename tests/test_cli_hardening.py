@@ -245,12 +245,44 @@ def test_an_error_message_quoting_the_input_shows_its_control_characters(runner,
     assert result.exit_code == 2 and "S\\x1b[2J9" in result.output and "\x1b" not in result.output
 
 
+TITLE = "\x1b]0;owned\x07"  # an OSC sequence: sets the terminal's window title
+
+
+@pytest.mark.parametrize("command", [
+    ["verify", "{cases}", "--answer", "nope"],  # the answers the file holds are listed
+    ["verify", "{cases}"],  # several answers: they are listed
+    ["verify", "{cases}", "--answer", f"x{TITLE}\u202e"],
+    ["score", "{folder}"],
+    ["validate", "{folder}"],
+    [f"sc{TITLE}ore"],
+    ["score", f"--{TITLE}"],
+    ["score", "{cases}", "--k", f"1,{TITLE}"],
+])
+def test_a_usage_error_quoting_the_input_shows_its_control_characters(runner, tmp_path, command):
+    case = _case(answer_id=f"a{TITLE}\u202e")
+    case["answers"].append({**case["answers"][0], "id": "b\x07\x9b"})
+    cases = _write(tmp_path / "cases.json", case)
+    folder = tmp_path / f"dir{TITLE}"
+    folder.mkdir()
+    result = runner.invoke(main, [a.format(cases=cases, folder=folder) for a in command])
+    assert result.exit_code == 2, result.output
+    assert "Error:" in result.output
+    assert not any(c in result.output for c in ("\x1b", "\x07", "\x9b", "\u202e")), repr(result.output)
+    assert "\\x1b]0;owned\\x07" in result.output or "\\x07" in result.output
+
+
 def test_visible_controls_keeps_newlines_tabs_and_ordinary_text():
     assert visible_controls("a\tb\nc — 中文 é") == "a\tb\nc — 中文 é"
     assert visible_controls("\x00\x7f\u200f\u2066") == "\\x00\\x7f\\u200f\\u2066"
 
 
 # --- case files ----------------------------------------------------------------------------------
+
+def test_visible_controls_shows_noncharacters_and_lone_surrogates_as_escapes():
+    shown = visible_controls("a\ufffe\uffff\ufdd0\U0001fffe\ud800b")
+    assert shown == "a\\ufffe\\uffff\\ufdd0\\U0001fffe\\ud800b"
+    assert shown.encode("utf-8")  # a lone surrogate left in would fail on the way to the terminal
+
 
 def test_a_stray_key_beside_cases_is_refused_with_its_line(runner, tmp_path):
     path = tmp_path / "wrapped.json"

@@ -201,11 +201,13 @@ def test_no_api_description_is_served(client, path):
 
 @pytest.fixture
 def started(monkeypatch):
-    """serve() up to the point where uvicorn would run: the app and socket it was given."""
+    """serve() up to the point where uvicorn would run: the app and socket it was given; the server then
+    says it started, as it does once it listens."""
     runs = []
 
     def run(server, sockets=None):
         runs.append((server.config.app, sockets[0].getsockname()))
+        server.announce()
 
     monkeypatch.setattr(uvicorn.Server, "run", run)
     return runs

@@ -14,7 +14,7 @@ from citeaudit.cli.export import export_cmd
 from citeaudit.errors import ExportError
 from citeaudit.examples import load_example
 from citeaudit.report.exports import (COLUMN_NAMES, COLUMNS, claim_rows, claims_format, ragchecker_results, report_rows,
-                               rows_frame, write_claims)
+                               rows_frame, write_claims, write_rows)
 from citeaudit.judges import Judgments, make_judge
 from citeaudit.metrics import Settings, score_cases
 from citeaudit.records import Evidence, Judgment, SourcePassage
@@ -147,6 +147,50 @@ def test_jsonl_round_trip_keeps_unicode_and_nulls(tmp_path):
     text = out.read_text(encoding="utf-8")
     assert "Gamma — °C «ok»." in text  # written as is, not as \u escapes
     assert [json.loads(line) for line in text.splitlines()] == list(claim_rows(log))
+
+
+FORMULAS = ["=HYPERLINK(\"http://x.example\",\"see\")", "+1+2", "-2+3", "@SUM(A1:A9)", "\tTAB first", "\rCR first"]
+
+
+def _formula_rows() -> list[dict]:
+    """The spans run's rows with a formula-like claim text and ids on each, and a negative figure."""
+    _, log = spans_log()
+    (row, *_) = claim_rows(log)
+    return [{**row, "claim_text": text, "claim_id": text, "system": "=cmd|' /C calc'!A0", "support": -0.25,
+             "passage_start": -3} for text in [*FORMULAS, "plain = text", "'quoted"]]
+
+
+def test_csv_cells_a_spreadsheet_would_run_as_formulas_start_with_a_quote(tmp_path):
+    rows = _formula_rows()
+    out = tmp_path / "claims.csv"
+    write_rows(rows, out)
+    with open(out, encoding="utf-8", newline="") as fh:
+        back = list(csv.DictReader(fh))
+    assert [r["claim_text"] for r in back] == ["'" + f for f in FORMULAS] + ["plain = text", "'quoted"]
+    assert [r["claim_id"] for r in back] == [r["claim_text"] for r in back]
+    assert {r["system"] for r in back} == {"'=cmd|' /C calc'!A0"}
+    assert {(r["support"], r["passage_start"]) for r in back} == {("-0.25", "-3")}  # numbers stay numbers
+    assert rows[0]["claim_text"] == FORMULAS[0]  # the caller's rows are not changed
+
+
+def test_a_csv_cell_holding_a_carriage_return_stays_one_field(tmp_path):
+    rows = [{**row, "claim_text": "one\rtwo"} for row in _formula_rows()[:1]]
+    write_rows(rows, tmp_path / "claims.csv")
+    with open(tmp_path / "claims.csv", encoding="utf-8", newline="") as fh:
+        (back,) = csv.DictReader(fh)
+    assert back["claim_text"] == "one\rtwo" and back["label"] == "full"
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
+def test_jsonl_and_parquet_keep_formula_like_text_exactly(tmp_path, suffix):
+    rows = _formula_rows()
+    out = tmp_path / f"claims{suffix}"
+    write_rows(rows, out)
+    if suffix == ".jsonl":
+        back = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    else:
+        back = pytest.importorskip("pyarrow.parquet").read_table(out).to_pylist()
+    assert back == rows
 
 
 def test_parquet_round_trip(p7_run, tmp_path):

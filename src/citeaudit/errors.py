@@ -14,6 +14,7 @@ Exit codes used by the command line:
     ├── StoreError            a judgment store that is not one, or holds a corrupt row
     ├── DestinationError      an output path that cannot be written
     ├── ExportError           an export that cannot be made as asked
+    ├── ChartError            the chart converter failed on a chart (the report is written without charts)
     ├── ComparisonError       a comparison that cannot be made as asked
     │   └── RunMismatch       two runs whose judge or conventions differ, compared without --allow-mismatch
     ├── MissingExtra          an optional package is not installed (names its `citeaudit[EXTRA]`)
@@ -157,6 +158,13 @@ class ExportError(CiteauditError):
     format."""
 
     exit_code = 2
+
+
+class ChartError(CiteauditError):
+    """The chart converter could not draw a chart; the message says why (its first line, shortened).
+    The HTML report catches it and is written without charts, saying why."""
+
+    exit_code = 2  # what the converter fails on is the input's text
 
 
 class ComparisonError(CiteauditError):

@@ -1,8 +1,9 @@
 """JSON read more strictly than the json module reads it.
 
-A key given twice, NaN or Infinity, and a number too large to hold are noted while decoding (the json
-module would keep the last value, read Infinity, or fail with a traceback), so that a reader can report
-each at its path like any other input problem. The checks cost little: the json module's C scanner does
+A key given twice, NaN or Infinity, a number too large to hold, and a lone surrogate (`"\\ud800"`, half
+of a UTF-16 pair: no character, and no UTF-8 can hold it) are noted while decoding (the json module
+would keep the last value, read Infinity, keep the half character until writing fails, or fail with a
+traceback), so that a reader can report each at its path like any other input problem. The checks cost little: the json module's C scanner does
 the reading, its hooks only note what they meet, and a decoded value is searched only when one did.
 """
 
@@ -40,6 +41,31 @@ class _Refused:
 
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")  # JSON's own four; str.isspace knows many more
+# A lone surrogate can enter a decoded text only through an escape: a high one (\uD800-\uDBFF) not followed
+# by a low one (\uDC00-\uDFFF), or a low one on its own (a pair decodes to one character, as json.dumps
+# writes an emoji). Where the text has no such escape (nearly always), no decoded string is searched.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD](?:([89abAB])|[c-fC-F])[0-9a-fA-F]{2}(\\u[dD][c-fC-F][0-9a-fA-F]{2})?")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _may_hold_lone_surrogate(text: str) -> bool:
+    """Whether the JSON `text` has a surrogate escape that is not half of a pair (an escaped backslash
+    before "ud800" counts too: it only costs a search)."""
+    for match in _SURROGATE_ESCAPE.finditer(text):
+        high, low = match.group(1), match.group(2)
+        if not (high and low):
+            return True
+    return False
+
+
+def lone_surrogate(text: str) -> str | None:
+    """What refuses a text holding a lone surrogate (half of a UTF-16 pair, no character: it cannot be
+    written as UTF-8), or None."""
+    found = _LONE_SURROGATE.search(text)
+    if found is None:
+        return None
+    return (f"lone surrogate \\u{ord(found.group()):04x} at character {found.start()} (half of a UTF-16 pair, "
+            "not a character)")
 
 
 def _skip_space(text: str, pos: int) -> int:
@@ -93,14 +119,14 @@ class StrictJson:
                             f"(at most {sys.get_int_max_str_digits()})")
 
     def decode(self, text: str) -> Any:
-        self.noticed = False
+        self.noticed = _may_hold_lone_surrogate(text)
         return self._decoder.decode(text)
 
     def read_file(self, text: str) -> tuple[Any, Spans]:
         """Decode a whole file, noting where each piece of its top levels starts and ends: the file's value
         at (), each item of a top-level array, and each member of a top-level object and item of its arrays.
         A case record is one of these pieces, so it can be checked and located on its own."""
-        self.noticed = False
+        self.noticed = _may_hold_lone_surrogate(text)
         spans: Spans = {}
         start = _skip_space(text, 0)
         try:
@@ -153,15 +179,24 @@ class StrictJson:
 
 
 def refused(value: Any) -> Iterator[tuple[Path, str]]:
-    """Every repeated key and refused value in a decoded value, with its path (searched without recursion)."""
+    """Every repeated key, refused value and text holding a lone surrogate in a decoded value, with its
+    path (searched without recursion)."""
     stack: list[tuple[Any, Path]] = [(value, ())]
     while stack:
         value, path = stack.pop()
         if isinstance(value, _Refused):
             yield path, value.message
+        elif isinstance(value, str):
+            message = lone_surrogate(value)
+            if message:
+                yield path, message
         elif isinstance(value, dict):
             for key in getattr(value, "repeated", ()):
                 yield path + (key,), f"duplicate key '{key}'"
+            for key in value:
+                message = lone_surrogate(key)
+                if message:
+                    yield path + (key,), f"key: {message}"
             stack.extend((v, path + (k,)) for k, v in value.items())
         elif isinstance(value, list):
             stack.extend((v, path + (i,)) for i, v in enumerate(value))
@@ -267,10 +302,15 @@ class JsonPiece:
         return Problem(file, line, format_path(shown), f"nested too deeply (more than {MAX_DEPTH} levels)")
 
 
+# Every text file citeaudit reads is UTF-8; a byte-order mark at its start (as Windows editors and
+# spreadsheet programs write) is skipped, not read as a character: JSON has no place for one.
+ENCODING = "utf-8-sig"
+
+
 def read_text(path: str | FsPath) -> str:
     name = str(path)
     try:
-        return FsPath(path).read_text(encoding="utf-8")
+        return FsPath(path).read_text(encoding=ENCODING)
     except FileNotFoundError:
         raise InputError([Problem(name, None, "", "file not found")]) from None
     except (UnicodeDecodeError, IsADirectoryError, PermissionError) as err:

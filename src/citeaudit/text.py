@@ -197,16 +197,24 @@ def rule_sentence_spans(text: str) -> list[tuple[int, int]]:
 
 # Control characters (C0 but newline and tab, DEL, C1) and the bidirectional controls: a terminal obeys
 # the first (clear the screen, set the window title) and the second reorder what it shows ("gnp.exe"
-# displayed as "exe.png").
-_HIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# displayed as "exe.png"). Noncharacters (U+FDD0-U+FDEF, the last two code points of every plane) and
+# lone surrogates are no text at all: they cannot be encoded for a terminal, and the chart renderer
+# aborts the process on some of them.
+_NONCHARACTERS = "\ufdd0-\ufdef" + "".join(f"{chr(plane + 0xfffe)}{chr(plane + 0xffff)}"
+                                           for plane in range(0, 0x110000, 0x10000))
+_HIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+                     f"\ud800-\udfff{_NONCHARACTERS}]")
 
 
 def _escape(match: re.Match[str]) -> str:
     code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def visible_controls(text: str) -> str:
-    """`text` with every control and bidirectional-control character written as its escape (ESC as
-    `\\x1b`, RIGHT-TO-LEFT OVERRIDE as `\\u202e`), so what reaches a terminal is only what it shows."""
+    """`text` with every control and bidirectional-control character, noncharacter and lone surrogate
+    written as its escape (ESC as `\\x1b`, RIGHT-TO-LEFT OVERRIDE as `\\u202e`, U+FFFE as `\\ufffe`),
+    so what reaches a terminal is only what it shows."""
     return _HIDDEN.sub(_escape, text)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import gc
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import click
 
@@ -14,13 +16,27 @@ from citeaudit.errors import CiteauditError, CiteauditWarning, InputError
 from citeaudit.text import visible_controls
 
 
+@contextmanager
+def _usage_errors_shown_safely() -> Iterator[None]:
+    """A usage error's message quotes what was typed or read (an --answer, the ids a file holds, a path):
+    its control characters are shown, never obeyed, as in every other message. Click prints the error."""
+    try:
+        yield
+    except click.ClickException as err:
+        err.message = visible_controls(err.message)
+        raise
+
+
 class _Group(click.Group):
-    """Turns citeaudit's own errors into a clear message and its exit code (no traceback), and its own
-    warnings into a `citeaudit: warning: ...` line on stderr."""
+    """Turns citeaudit's own errors into a clear message and its exit code (no traceback), its own
+    warnings into a `citeaudit: warning: ...` line on stderr, and shows the control characters in click's
+    usage errors."""
 
     def invoke(self, ctx: click.Context):
         try:
-            with warnings.catch_warnings():
+            # a usage error from a command's options and arguments, or its own checks (click quotes an
+            # unknown command or option with repr, which escapes them already)
+            with warnings.catch_warnings(), _usage_errors_shown_safely():
                 warnings.simplefilter("always", CiteauditWarning)
                 warnings.showwarning = _show_warning
                 return super().invoke(ctx)

@@ -465,7 +465,23 @@ def serve(session: DeskSession, host: str, port: int, open_browser: bool, allow_
                   "this session.", file=sys.stderr)
         if open_browser:
             threading.Timer(1.0, lambda: webbrowser.open(url)).start()
-        print(f"citeaudit desk on {url} (Ctrl+C to stop)")
-        uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+        _run_announced(uvicorn.Config(app, log_level="warning"), sock, f"citeaudit desk on {url} (Ctrl+C to stop)")
     finally:
         sock.close()
+
+
+def _run_announced(config, sock: socket.socket, line: str) -> None:
+    """Run uvicorn on `sock`, printing `line` once it accepts connections. Printed before, as it was, the
+    line could reach a script that connects at once while the socket was not listening yet: refused."""
+    import uvicorn
+
+    class AnnouncingServer(uvicorn.Server):
+        async def startup(self, sockets=None) -> None:
+            await super().startup(sockets=sockets)
+            if self.started:  # not when startup failed
+                self.announce()
+
+        def announce(self) -> None:
+            print(line, flush=True)  # flushed: a script reads stdout from a pipe, which Python buffers
+
+    AnnouncingServer(config).run(sockets=[sock])

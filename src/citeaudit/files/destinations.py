@@ -6,18 +6,33 @@ none), never half of one. When the write still fails after the work is done (the
 folder was removed), the output is kept in the first place that takes it (beside the intended path,
 then the current folder, then the temporary folder) and the error says where it went. An output written
 as the work goes (a streamed run log) is read back from its open file when its folder went away.
+
+A write killed before its rename (the process ended, the machine went down) leaves its hidden temporary
+file; the next write to the same path removes it, once it is stale: unchanged for STALE_AFTER seconds
+and, where the system has `flock` (not on Windows), locked by no writer. Every writer holds that lock on
+its temporary file while the file is open, so a long run writing slowly keeps its file.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import secrets
+import sys
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, BinaryIO
 
 from citeaudit.errors import DestinationError
+
+if sys.platform != "win32":
+    import fcntl
+else:  # Windows: an open file cannot be removed, which protects a live writer's file
+    fcntl = None
+
+STALE_AFTER = 3600  # seconds a temporary file is left unchanged before the next write may remove it
 
 
 def check_destination(path: str | Path, what: str) -> None:
@@ -43,19 +58,63 @@ def current_umask() -> int:
 
 def temporary_beside(path: str | Path) -> tuple[int, str]:
     """A new hidden file beside `path` (`.NAME.XXXXXXXX.tmp`), opened for writing, to be renamed onto it.
+    It is locked while the descriptor is open (see `remove_stale_temporaries`); stale ones an interrupted
+    write left for the same path are removed first.
 
     Created with the mode any new file gets (0666 less the umask), not `mkstemp`'s 0600: the renamed
     output must be as readable as a file the user's other tools write. Returns (descriptor, name)."""
     target = Path(path)
     folder = target.parent if str(target.parent) else Path(".")
+    remove_stale_temporaries(target)
     flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
     for _ in range(100):
         name = folder / f".{target.name}.{secrets.token_hex(4)}.tmp"
         try:
-            return os.open(name, flags, 0o666), str(name)
+            fd = os.open(name, flags, 0o666)
         except FileExistsError:
             continue
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a new file: nobody else holds it
+        return fd, str(name)
     raise FileExistsError(f"no free temporary name beside {path}")
+
+
+def remove_stale_temporaries(path: str | Path, stale_after: float = STALE_AFTER) -> list[Path]:
+    """Remove the temporary files interrupted writes left beside `path` (`.NAME.XXXXXXXX.tmp`, as
+    `temporary_beside` names them): those unchanged for `stale_after` seconds and locked by no writer.
+    Anything that cannot be looked at or removed is left as it is. Returns the files removed."""
+    target = Path(path)
+    folder = target.parent if str(target.parent) else Path(".")
+    pattern = re.compile(re.escape(f".{target.name}.") + r"[0-9a-f]{8}\.tmp")
+    removed: list[Path] = []
+    try:
+        entries = [e for e in os.scandir(folder) if pattern.fullmatch(e.name)]
+    except OSError:
+        return removed
+    for entry in entries:
+        try:
+            fresh = time.time() - entry.stat(follow_symlinks=False).st_mtime < stale_after
+            if fresh or not entry.is_file(follow_symlinks=False) or _held(entry.path):
+                continue
+            os.unlink(entry.path)
+        except OSError:  # gone already, or not ours to read or remove
+            continue
+        removed.append(Path(entry.path))
+    return removed
+
+
+def _held(path: str) -> bool:
+    """Whether a live writer holds the file's lock (False where the system has no `flock`)."""
+    if fcntl is None:
+        return False
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:  # BlockingIOError: locked
+        return True
+    finally:
+        os.close(fd)  # and the lock taken here with it
+    return False
 
 
 def _write_atomically(path: Path, write: Callable[[BinaryIO], None]) -> None:

@@ -20,7 +20,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from citeaudit.errors import InputError, Problem, format_path, validation_problems
-from citeaudit.jsonio import StrictJson, refused
+from citeaudit.jsonio import ENCODING, StrictJson, refused
 from citeaudit.records import LABELS, SourcePassage
 from citeaudit.parse.resolve import ResolvedCase
 
@@ -148,8 +148,10 @@ def _parse_line(text: str, file: str, n: int) -> tuple[Row | None, list[Problem]
         return None, [Problem(file, n, "", f"not valid JSON: {err.msg} (column {err.colno})")]
     except RecursionError:
         return None, [Problem(file, n, "", "not valid JSON: nested too deeply")]
-    if reader.noticed:
-        return None, [Problem(file, n, format_path(path), f"not valid JSON: {message}") for path, message in refused(data)]
+    found = [Problem(file, n, format_path(path), f"not valid JSON: {message}")
+             for path, message in (refused(data) if reader.noticed else ())]
+    if found:
+        return None, found
     try:
         return RowFields.model_validate(data).row(n), []
     except ValidationError as err:
@@ -183,7 +185,7 @@ def load_rows(path: str | Path) -> list[Row]:
     """Read and check a DATA file; every bad row is reported as file:line: field: message."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = p.read_text(encoding=ENCODING)
     except OSError as err:
         raise InputError([Problem(str(path), None, "", f"cannot read: {err.strerror or err}")]) from None
     except UnicodeDecodeError as err:

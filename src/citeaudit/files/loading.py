@@ -4,16 +4,16 @@ A JSON file holds one case, a list of cases, or `{"cases": [...]}`; a JSONL file
 line. All problems in all records are collected before anything is raised.
 
 JSON is read more strictly than the json module reads it: a key given twice, NaN or Infinity, a number
-too large to hold, and nesting deeper than MAX_DEPTH levels are problems like any other, located at their
-line, never a silently kept value or a traceback. The checks cost little: the json module's C scanner does
-the reading, its hooks only note what they meet, and a decoded value is searched only when one did.
+too large to hold, a lone surrogate (`"\\ud800"`), and nesting deeper than MAX_DEPTH levels are problems
+like any other, located at their line, never a silently kept value or a traceback. The checks cost
+little: the json module's C scanner does the reading, its hooks only note what they meet, and a decoded
+value is searched only when one did. A byte-order mark at the start of a file is skipped.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path as FsPath
 from typing import Any
@@ -21,7 +21,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from citeaudit.errors import InputError, MissingDecomposition, Problem, format_path, validation_problems
-from citeaudit.jsonio import MAX_DEPTH, JsonPiece, StrictJson, decode_error, deeper_than, read_text, refused
+from citeaudit.jsonio import (ENCODING, MAX_DEPTH, JsonPiece, StrictJson, decode_error, deeper_than, read_text,
+                              refused)
 from citeaudit.records import Case
 from citeaudit.parse.resolve import Path, Reading, ResolvedCase, resolve
 
@@ -142,23 +143,41 @@ def parse_cases(file: str, text: str, reading: Reading = Reading()) -> list[Reso
     return _resolved(file, [(record, shown, piece.line) for record, shown, piece in raw], problems, reading)
 
 
+class _CaseIds:
+    """The case ids of one file as its cases are read: an id read again is a problem at its line, naming
+    the line where the case that has it first starts. Only that line is kept per id (no field is located
+    in a sound file, and a streamed file is not held)."""
+
+    def __init__(self, file: str, id_field: Path = ("id",)):
+        self.file, self.id_field = file, id_field  # id_field: () where the id is made, not read from a field
+        self.first: dict[str, int | None] = {}
+
+    def check(self, rc: ResolvedCase, shown: Path, line_of: Callable[..., int | None]) -> list[Problem]:
+        """[] for an id not read before, else the problem of reading it again."""
+        if rc.id not in self.first:
+            self.first[rc.id] = line_of()
+            return []
+        first = self.first[rc.id]
+        where = f"of the case at line {first}" if first is not None else "of an earlier case"
+        return [Problem(self.file, line_of(self.id_field), format_path(shown + self.id_field),
+                        f"case id '{rc.id}' is also the id {where}")]
+
+
 def _resolved(file: str, records: list[tuple[Any, tuple[str | int, ...], Callable[..., int | None]]],
-              problems: list[Problem], reading: Reading) -> list[ResolvedCase]:
+              problems: list[Problem], reading: Reading, id_field: Path = ("id",)) -> list[ResolvedCase]:
     """Validate and resolve records (value, path shown in messages, line of a path within it)."""
     cases: list[ResolvedCase] = []
+    ids = _CaseIds(file, id_field)
     for record, shown, line_of in records:
         resolved, found = _resolve_record(file, record, shown, line_of, reading)
         problems += found
         if resolved is not None:
+            problems += ids.check(resolved, shown, line_of)
             cases.append(resolved)
     if not problems and not cases:
         problems.append(Problem(file, None, "", "no cases found"))
     if problems:
         raise InputError(sorted(problems, key=lambda p: p.line or 0))
-    counts = Counter(c.id for c in cases)
-    dup = sorted(case_id for case_id, n in counts.items() if n > 1)
-    if dup:
-        raise InputError([Problem(file, None, "", f"case id '{d}' is used twice") for d in dup])
     return cases
 
 
@@ -192,7 +211,7 @@ def read_other_format(fmt: str, path: str, reading: Reading, **options: Any) -> 
     def line_of(line: int | None) -> Callable[..., int | None]:
         return lambda path=(): line
 
-    cases = _resolved(path, [(r.case, _shown(r.where), line_of(r.line)) for r in records], [], reading)
+    cases = _resolved(path, [(r.case, _shown(r.where), line_of(r.line)) for r in records], [], reading, id_field=())
     finish = READERS[fmt].resolved
     return [finish(rc) for rc in cases] if finish else cases
 
@@ -276,7 +295,7 @@ def each_checked_case(paths: Iterable[str | FsPath], reading: Reading = Reading(
         if not file.endswith(".jsonl"):
             yield from parse_cases(file, read_text(file), reading)
             continue
-        with open(file, encoding="utf-8") as fh:
+        with open(file, encoding=ENCODING) as fh:
             for n, line in enumerate(fh, 1):
                 if line.isspace() or not line:
                     continue
@@ -308,12 +327,11 @@ def _each_case_in(file: str, reading: Reading) -> Iterator[ResolvedCase]:
         return
     reader = StrictJson()
     problems: list[Problem] = []
-    seen: set[str] = set()
-    twice: set[str] = set()
+    ids = _CaseIds(file)
     blank, count = True, 0
     try:
         # Text mode reads newlines as read_text does ("\r\n" and "\r" become "\n"), so lines are numbered alike.
-        with open(file, encoding="utf-8") as fh:
+        with open(file, encoding=ENCODING) as fh:
             for n, line in enumerate(fh, 1):
                 line = line.removesuffix("\n")
                 blank = blank and not line.strip()
@@ -327,9 +345,7 @@ def _each_case_in(file: str, reading: Reading) -> Iterator[ResolvedCase]:
                 if rc is None:
                     continue
                 count += 1
-                if rc.id in seen:
-                    twice.add(rc.id)
-                seen.add(rc.id)
+                problems += ids.check(rc, shown, piece.line)
                 yield rc
     except (OSError, UnicodeDecodeError):
         read_text(file)  # raises the problem as reading the file whole reports it
@@ -340,5 +356,3 @@ def _each_case_in(file: str, reading: Reading) -> Iterator[ResolvedCase]:
         problems.append(Problem(file, None, "", "no cases found"))
     if problems:
         raise InputError(sorted(problems, key=lambda p: p.line or 0))
-    if twice:
-        raise InputError([Problem(file, None, "", f"case id '{d}' is used twice") for d in sorted(twice)])

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from citeaudit.errors import ChartError
 from citeaudit.extras import install_line
 from citeaudit.metrics import names as N
 from citeaudit.run.results import AnswerRecord, Ratios
+from citeaudit.text import visible_controls
 
 INSTALL_HINT = install_line("report")
 HISTOGRAM_MEASURES = (N.SUPPORT, N.CITATION_PRECISION)
@@ -141,7 +143,44 @@ def diagnosis_spec(counts: list[dict[str, Any]], groups: list[str]) -> dict[str,
     })
 
 
+def safe_text(spec: Any) -> Any:
+    """`spec` with every text in it (data values, titles, sort lists, domains, keys) made safe for the
+    converter: a control character, bidirectional control, noncharacter or lone surrogate written as its
+    escape, as a terminal shows it. The converter's text measuring aborts the whole process, beyond
+    any `except`, on a C0 control or a noncharacter (measured with vl-convert 1.9: BEL, ESC, U+FFFE),
+    and raises on a lone surrogate. Walked without recursion, so no spec is too deep for it."""
+    out: list[Any] = [None]
+    stack: list[tuple[Any, list[Any] | dict[str, Any], int | str]] = [(spec, out, 0)]
+    while stack:
+        value, holder, key = stack.pop()
+        if isinstance(value, str):
+            holder[key] = visible_controls(value)
+        elif isinstance(value, dict):
+            copy: dict[str, Any] = {}
+            holder[key] = copy
+            for k, v in value.items():
+                k = visible_controls(k) if isinstance(k, str) else k
+                copy[k] = None
+                stack.append((v, copy, k))
+        elif isinstance(value, (list, tuple)):
+            items: list[Any] = [None] * len(value)
+            holder[key] = items
+            stack.extend((v, items, i) for i, v in enumerate(value))
+        else:
+            holder[key] = value
+    return out[0]
+
+
 def to_svg(spec: dict[str, Any]) -> str:
+    """The chart as SVG; a ChartError when the converter fails (a Python exception, or a Rust panic
+    that it turns into pyo3's PanicException, a BaseException)."""
     import vl_convert
 
-    return vl_convert.vegalite_to_svg(spec)
+    try:
+        return vl_convert.vegalite_to_svg(safe_text(spec))
+    except BaseException as err:
+        if not isinstance(err, Exception) and type(err).__name__ != "PanicException":
+            raise  # KeyboardInterrupt, SystemExit: not the converter's
+        first_line = (str(err).strip().splitlines() or [""])[0]
+        reason = visible_controls(f"{type(err).__name__}: {first_line}")
+        raise ChartError(reason if len(reason) <= 200 else reason[:199] + "…") from None

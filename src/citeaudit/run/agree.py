@@ -31,6 +31,7 @@ import numpy as np
 
 from citeaudit.errors import InputError, Problem
 from citeaudit.files.labelled import Row, load_rows
+from citeaudit.jsonio import ENCODING
 from citeaudit.metrics.names import NOT_MEASURED
 from citeaudit.metrics.scoring import UNCERTAIN, UNJUDGED, by_rule
 from citeaudit.parse.resolve import ResolvedCase
@@ -86,7 +87,7 @@ def is_run_log(path: str | Path) -> bool:
     if is_stream(path):
         return True
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = json.loads(Path(path).read_text(encoding=ENCODING))
     except (OSError, UnicodeDecodeError, ValueError, RecursionError):
         return False
     return isinstance(data, dict) and "schema_version" in data

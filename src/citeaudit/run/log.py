@@ -39,6 +39,7 @@ are as stored and `citeaudit rescore` recomputes them from its judgments.
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import json
 import os
@@ -54,9 +55,9 @@ from pydantic import PrivateAttr, ValidationError
 from citeaudit._version import __version__
 from citeaudit.budget import OptionalSearchRecord
 from citeaudit.run.diagnose import diagnose
-from citeaudit.errors import InputError, RunLogError, validation_problems
+from citeaudit.errors import InputError, Problem, RunLogError, format_path, validation_problems
 from citeaudit.judges import JudgeSpec, Judgments, MemoryStore, RecordedJudge, Request
-from citeaudit.jsonio import StrictJson, decode_error
+from citeaudit.jsonio import ENCODING, StrictJson, decode_error, refused
 from citeaudit.files.loading import read_json_file
 from citeaudit.files.destinations import put_in_place, temporary_beside, write_output
 from citeaudit.metrics import Parsing, Report, Settings, Signature, score_cases
@@ -389,7 +390,7 @@ def is_stream(path: str | Path) -> bool:
     """Is this file a streamed run log (its first line a stream header)?"""
     try:
         with open(path, "rb") as fh:
-            first = fh.readline(1 << 20)
+            first = fh.readline(1 << 20).removeprefix(codecs.BOM_UTF8)
     except OSError:
         return False
     if not first.lstrip().startswith(b"{"):
@@ -410,7 +411,7 @@ def is_run_log(path: str | Path) -> bool:
     if is_stream(path):
         return True
     try:
-        with open(path, encoding="utf-8-sig") as fh:
+        with open(path, encoding=ENCODING) as fh:
             head = fh.read(4096)
     except (OSError, UnicodeDecodeError):
         return False
@@ -475,6 +476,8 @@ def stream_entries(path: str | Path) -> Iterator[StreamHeader | CaseEntry | Stre
     seen = 0
     with open(path, "rb") as fh:
         for n, raw in enumerate(fh, 1):
+            if n == 1:
+                raw = raw.removeprefix(codecs.BOM_UTF8)  # as an editor may add: not part of the log
             if ended:
                 raise RunLogError(f"{name}:{n}: a line after the run log's trailer")
             try:
@@ -483,8 +486,10 @@ def stream_entries(path: str | Path) -> Iterator[StreamHeader | CaseEntry | Stre
                 raise RunLogError(f"{name}:{n}: cannot read: {err}") from None
             except json.JSONDecodeError as err:
                 raise InputError([decode_error(name, err, n - 1)]) from None
-            if reader.noticed:
-                raise RunLogError(f"{name}:{n}: a repeated key, NaN, Infinity or a huge number")
+            found = [Problem(name, n, format_path(where), message)
+                     for where, message in (refused(data) if reader.noticed else ())]
+            if found:  # a repeated key, NaN, Infinity, a huge number, a lone surrogate
+                raise InputError(found)
             stream = data.get("stream") if isinstance(data, dict) else None
             model = StreamHeader if n == 1 else StreamTrailer if stream == STREAM_END else CaseEntry
             if n == 1:

@@ -25,6 +25,7 @@ from typing import Any
 
 from citeaudit.errors import InputError, Problem
 from citeaudit.extras import require
+from citeaudit.jsonio import lone_surrogate
 from citeaudit.files.readers.common import (
     Fields,
     JsonDocument,
@@ -130,7 +131,7 @@ def _long_csv_fields() -> Iterator[None]:
 
 
 def _csv_rows(path: str) -> tuple[list[Row], list[Problem]]:
-    text = read_text(path).removeprefix("\ufeff")  # a byte-order mark, as spreadsheet programs write
+    text = read_text(path)  # a byte-order mark, as spreadsheet programs write, is skipped
     rows: list[Row] = []
     problems: list[Problem] = []
     with _long_csv_fields():
@@ -176,6 +177,11 @@ def _cell(fields: Fields, column: str, cell: str) -> Any:
     if not isinstance(value, list):
         fields.problem((column,), "expected a list, written as JSON or as a Python list (['a', 'b'])")
         return None
+    for i, item in enumerate(value):  # an escape in the cell ("\ud800") can make half a character
+        message = lone_surrogate(item) if isinstance(item, str) else None
+        if message:
+            fields.problem((column, i), message)
+            return None
     return value
 
 
