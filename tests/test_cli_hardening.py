@@ -468,16 +468,23 @@ def _remove_after_first(monkeypatch, cls, method: str, folder: Path) -> None:
     monkeypatch.setattr(cls, method, then_remove)
 
 
+def _folder_that_vanishes(tmp_path, monkeypatch, cls, method):
+    """Two cases to score, an output folder removed once `cls.method` has run once, and the current
+    folder (where the fallback copy goes) apart from both."""
+    cases = _two_cases(tmp_path)
+    folder, work = tmp_path / "out", tmp_path / "work"
+    folder.mkdir(), work.mkdir()
+    monkeypatch.chdir(work)
+    _remove_after_first(monkeypatch, cls, method, folder)
+    return cases, folder, work
+
+
 @pytest.mark.parametrize("fmt", ["text", "jsonl"])
 def test_a_streamed_log_whose_folder_vanished_is_kept_with_its_checksum(runner, tmp_path, monkeypatch, fmt):
     from citeaudit.run.log import read_runlog
     from citeaudit.run.outputs import StreamLog
 
-    cases = _two_cases(tmp_path)
-    folder, work = tmp_path / "out", tmp_path / "work"
-    folder.mkdir(), work.mkdir()
-    monkeypatch.chdir(work)
-    _remove_after_first(monkeypatch, StreamLog, "case", folder)
+    cases, folder, work = _folder_that_vanishes(tmp_path, monkeypatch, StreamLog, "case")
     target = folder / "run.jsonl"
     result = runner.invoke(main, ["score", str(cases), "--out", str(target), "--format", fmt])
     assert result.exit_code == 2 and not folder.exists()
@@ -496,11 +503,7 @@ def test_a_streamed_log_whose_folder_vanished_is_kept_with_its_checksum(runner, 
 def test_a_pair_list_whose_folder_vanished_is_kept(runner, tmp_path, monkeypatch):
     from citeaudit.run.pipeline import _Listing
 
-    cases = _two_cases(tmp_path)
-    folder, work = tmp_path / "out", tmp_path / "work"
-    folder.mkdir(), work.mkdir()
-    monkeypatch.chdir(work)
-    _remove_after_first(monkeypatch, _Listing, "add", folder)
+    cases, folder, work = _folder_that_vanishes(tmp_path, monkeypatch, _Listing, "add")
     target = folder / "pairs.jsonl"
     result = runner.invoke(main, ["prepare", str(cases), "--store", str(tmp_path / "s.db"), "--list", str(target)])
     assert result.exit_code == 2

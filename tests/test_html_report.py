@@ -197,14 +197,19 @@ def test_rows_carry_the_guard_quantity_to_highlight():
     assert row["advice"].startswith("Qualifier guard (attachment)")
 
 
-def test_in_chromium_the_report_renders_and_injects_nothing(chromium, test_output, tmp_path):
+def open_report(chromium, path, log):
+    """The report of `log` written to `path` and opened in chromium, ready; and the page's script errors."""
     page = chromium.new_page(viewport={"width": 1200, "height": 900})
     errors: list[str] = []
     page.on("pageerror", lambda err: errors.append(str(err)))
-    path = tmp_path / "p7.html"
-    path.write_text(render_html(p7_log()), encoding="utf-8")
+    path.write_text(render_html(log), encoding="utf-8")
     page.goto(path.as_uri())
     page.wait_for_selector("body[data-ready=true]")
+    return page, errors
+
+
+def test_in_chromium_the_report_renders_and_injects_nothing(chromium, test_output, tmp_path):
+    page, errors = open_report(chromium, tmp_path / "p7.html", p7_log())
     assert page.locator("table.summary[data-system]").count() == 3  # A, B, C
     page.select_option("#f-system", "A")
     page.select_option("#f-cause", "cited_unsupported")
@@ -215,6 +220,7 @@ def test_in_chromium_the_report_renders_and_injects_nothing(chromium, test_outpu
     page.screenshot(path=str(test_output / "html-report-p7.png"), full_page=True)
 
     log, evil = hostile_log()
+    path = tmp_path / "p7.html"
     path.write_text(render_html(log), encoding="utf-8")
     page.goto(path.as_uri())
     page.wait_for_selector("body[data-ready=true]")
@@ -393,13 +399,7 @@ def _answer_cells(page, column: int) -> list[str]:
 def test_in_chromium_an_answer_row_opens_its_claims(chromium, tmp_path):
     from playwright.sync_api import expect
 
-    page = chromium.new_page(viewport={"width": 1200, "height": 900})
-    errors: list[str] = []
-    page.on("pageerror", lambda err: errors.append(str(err)))
-    path = tmp_path / "ranked.html"
-    path.write_text(render_html(ranked_log()), encoding="utf-8")
-    page.goto(path.as_uri())
-    page.wait_for_selector("body[data-ready=true]")
+    page, errors = open_report(chromium, tmp_path / "ranked.html", ranked_log())
     expect(page.locator("#answers-shown")).to_have_text("5 of 5 answers")
     expect(page.locator("#answers-table tr.row td:nth-child(2)")).to_have_text(
         ["t / uncited", "t / bad", "t / unsure", "t / good", "t / silent"])
@@ -429,13 +429,8 @@ def test_in_chromium_an_answer_row_opens_its_claims(chromium, tmp_path):
 def test_in_chromium_a_run_of_some_measures_shows_them_not_measured(chromium, test_output, tmp_path):
     from playwright.sync_api import expect
 
-    page = chromium.new_page(viewport={"width": 1200, "height": 900})
-    errors: list[str] = []
-    page.on("pageerror", lambda err: errors.append(str(err)))
-    path = tmp_path / "support-only.html"
-    path.write_text(render_html(ranked_log(Settings(metrics=(N.CITATION_RECALL,)))), encoding="utf-8")
-    page.goto(path.as_uri())
-    page.wait_for_selector("body[data-ready=true]")
+    run = ranked_log(Settings(metrics=(N.CITATION_RECALL,)))
+    page, errors = open_report(chromium, tmp_path / "support-only.html", run)
     not_measured = ["not measured"] * 5
     for column in (4, 6, 7, 8):  # support, citation precision, coverage, unsure
         expect(page.locator(f"#answers-table tr.row td:nth-child({column})")).to_have_text(not_measured)
