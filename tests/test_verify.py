@@ -357,3 +357,16 @@ def test_store_replays_judgments(tmp_path):
     b = verify("The sky is blue [S1].", {"S1": "The sky is blue."}, second, store=store)
     assert first.asked == ["The sky is blue."] and second.asked == []  # the second is answered by the store
     assert a.decision == b.decision == "deliver"
+
+
+def test_an_answer_file_is_read_as_every_input_is(runner, tmp_path):
+    from citeaudit.run.verify import answer_file_case
+
+    answer, sources = tmp_path / "answer.txt", tmp_path / "sources.json"
+    sources.write_text('{"D1": "The limit is 80 C."}', encoding="utf-8")
+    answer.write_bytes("\ufeffThe limit is 80 C [D1].\n".encode("utf-8"))  # as some editors save it
+    rc = answer_file_case(answer, sources)
+    assert rc.case.answers[0].text == "The limit is 80 C [D1].\n"
+    answer.write_bytes(b"The limit is \xff80 C [D1].\n")
+    result = runner.invoke(main, ["verify", str(answer), "--sources", str(sources), "--judge", "curated"])
+    assert result.exit_code == 2 and f"{answer}: cannot read" in result.output and "Traceback" not in result.output

@@ -350,7 +350,7 @@ def answer_file_case(answer_path: str | Path, sources_path: str | Path, answer_i
     if not isinstance(data, (dict, list)):
         raise InputError([Problem(name, None, "", "expected a mapping id -> text, or a list of documents")])
     piece = cache(lambda: JsonPiece(read_text(name)))  # lines are looked up only for a problem
-    text = Path(answer_path).read_text(encoding="utf-8")
+    text = read_text(answer_path)  # as every input: a byte-order mark skipped, a file that is not UTF-8 located
     return _case({"id": answer_id or Path(answer_path).stem, "text": text}, data, "",
                  _Where(name, (), lambda path: piece().line(path)), str(answer_path))
 
