@@ -279,6 +279,12 @@ class _Where:
         return Problem(self.file, self.line_of(path[len(self.prefix):]) if self.line_of else None,
                        format_path(path), message)
 
+    def validation_problems(self, err: ValidationError, path: JsonPath) -> list[Problem]:
+        """Pydantic's errors for the value given at `path`, each at its own path and line."""
+        line_of = self.line_of
+        return validation_problems(err, self.file, path,
+                                   (lambda loc: line_of(path[len(self.prefix):] + loc)) if line_of else None)
+
 
 def _documents(sources: Any, where: _Where = _Where()) -> tuple[list[Document], list[JsonPath]]:
     """Documents from a mapping id -> text, or a list of documents, passages or their dicts, with the path
@@ -300,8 +306,7 @@ def _documents(sources: Any, where: _Where = _Where()) -> tuple[list[Document], 
         try:
             docs.append(_document(source))
         except ValidationError as err:
-            problems += [where.problem(path + tuple(e["loc"]), e["msg"].removeprefix("Value error, "))
-                         for e in err.errors()]
+            problems += where.validation_problems(err, path)
     if problems:
         raise InputError(problems)
     return docs, [path for _, path in items]
