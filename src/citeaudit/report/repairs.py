@@ -54,12 +54,23 @@ def _repair_lines(repair: ClaimRepair) -> list[str]:
     return lines
 
 
-def _figure_lines(repaired: Repaired) -> list[str]:
+def _answers(repaired: Repaired) -> dict[tuple[str, str], tuple[str, dict[tuple[int, int], Any]]]:
+    """Each answer's system and its claims by (statement, claim) position, as scored before the repair."""
+    return {(r.case_id, r.answer_id): (r.system, {(c.statement, c.index): c for c in r.claims})
+            for r in repaired.before.answers}
+
+
+def _figures(repaired: Repaired) -> dict[str, tuple[dict[str, Ratio], dict[str, Ratio]]]:
+    """Each system's summary before and after the repair."""
     before, after = repaired.before.by_system(), repaired.after.by_system()
+    return {system: (repaired.before.summary(before[system]), repaired.after.summary(results))
+            for system, results in after.items()}
+
+
+def _figure_lines(repaired: Repaired) -> list[str]:
     width = max(len(m) for m in MEASURES)
     lines = ["Figures before → after, per system (counts summed over its answers):"]
-    for system, results in after.items():
-        was, now = repaired.before.summary(before[system]), repaired.after.summary(results)
+    for system, (was, now) in _figures(repaired).items():
         lines.append(system)
         shown = [(m, _shown(was.get(m)), _shown(now.get(m))) for m in MEASURES if m in was or m in now]
         left = max(len(b) for _, b, _ in shown)
@@ -74,12 +85,12 @@ def _shown(ratio: Ratio | None) -> str:
 def render_repairs(repaired: Repaired, judge: str) -> str:
     """The repair as text for a terminal: every repair, grouped by answer; the counts; the figures."""
     lines = [f"Repairs (judge {judge}; {repaired.options.render()})", ""]
-    systems = {(r.case_id, r.answer_id): r.system for r in repaired.before.answers}
-    claims = {(r.case_id, r.answer_id): {(c.statement, c.index): c for c in r.claims} for r in repaired.before.answers}
+    answers = _answers(repaired)
     for (case, answer), found in repaired.repairs.items():
-        lines.append(f"{case} / {answer} ({systems[(case, answer)]})")
+        system, by_place = answers[(case, answer)]
+        lines.append(f"{case} / {answer} ({system})")
         for at, repair in found.items():
-            claim = claims[(case, answer)][at]
+            claim = by_place[at]
             cited = ", ".join(repair.original) or "nothing"
             lines.append(f"  {claim_name(claim)}: {claim.text!r} cites {cited}: {repair.label}")
             lines += [f"    {line}" for line in _repair_lines(repair)]
@@ -103,21 +114,18 @@ def render_repairs(repaired: Repaired, judge: str) -> str:
 
 def repairs_json(repaired: Repaired, judge: str) -> dict[str, Any]:
     """The repair as JSON: every repair record with where its claim is, the counts, the figures."""
-    claims = {(r.case_id, r.answer_id): (r.system, {(c.statement, c.index): c for c in r.claims})
-              for r in repaired.before.answers}
+    answers = _answers(repaired)
     records = []
     for (case, answer), found in repaired.repairs.items():
-        system, by_place = claims[(case, answer)]
+        system, by_place = answers[(case, answer)]
         for (statement, index), repair in found.items():
             claim = by_place[(statement, index)]
             records.append({"case": case, "answer": answer, "system": system, "statement": statement,
                             "claim": index, "id": claim.id, "text": claim.text,
                             **repair.model_dump(mode="json")})
-    before, after = repaired.before.by_system(), repaired.after.by_system()
-    figures = {system: {"before": {m: r.to_dict() for m, r in repaired.before.summary(before[system]).items()
-                                   if m in MEASURES},
-                        "after": {m: r.to_dict() for m, r in repaired.after.summary(results).items() if m in MEASURES}}
-               for system, results in after.items()}
+    figures = {system: {"before": {m: r.to_dict() for m, r in was.items() if m in MEASURES},
+                        "after": {m: r.to_dict() for m, r in now.items() if m in MEASURES}}
+               for system, (was, now) in _figures(repaired).items()}
     return {"judge": judge, "options": repaired.options.render(), "repairs": records,
             "actions": dict(repaired.actions()),
             "search": {"read": repaired.searched, "budget": repaired.options.budget, "skipped": repaired.skipped,
