@@ -29,11 +29,10 @@ from citeaudit.errors import InputError, JudgeError, Problem, format_path, valid
 from citeaudit.judges import Judge, Judgments
 from citeaudit.files.loading import parse_cases, read_json_file
 from citeaudit.jsonio import JsonPiece, read_text
+from citeaudit.jsonio import Path as JsonPath  # a place in a JSON value
 from citeaudit.records import Case, Document, Judgment, SourcePassage
 from citeaudit.parse.resolve import ResolvedCase, _Problems, resolve_passages
 from citeaudit.run.log import RunLog, resolved_cases
-
-JsonPath = tuple[str | int, ...]
 
 
 @dataclass
