@@ -98,7 +98,7 @@ def holds_cases(path: str | Path) -> bool:
     document (a list, or an object spread over lines) or is a case (it has a `question`, or `cases`).
     A labelled-pairs file is JSON lines of rows; unreadable files say False: `load_rows` reports them."""
     try:
-        with open(path, encoding="utf-8-sig") as fh:
+        with open(path, encoding=ENCODING) as fh:
             first = next((line.strip() for line in fh if line.strip()), "")
     except (OSError, UnicodeDecodeError):
         return False

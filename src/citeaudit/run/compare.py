@@ -407,7 +407,7 @@ def format_comparison(c: Comparison, every_claim: bool = False) -> str:
         out += ["warning: compared although the runs were scored differently:",
                 *_differences(c.mismatches, c.name_a, c.name_b), ""]
     n_a, n_b, paired = c.answers
-    heads = ("measure", f"{c.name_a} ({_answers_count(n_a)})", f"{c.name_b} ({_answers_count(n_b)})",
+    heads = ("measure", f"{c.name_a} ({_plural(n_a, 'answer')})", f"{c.name_b} ({_plural(n_b, 'answer')})",
              f"{c.name_b} − {c.name_a} on {paired} paired {'answer' if paired == 1 else 'answers'} [95 %]")
     cells = [(m, _fmt(a), _fmt(b), _difference_cell(c.differences.get(m))) for m, a, b in c.rows]
     widths = [max(len(row[i]) for row in (heads, *cells)) for i in range(3)]
@@ -433,10 +433,6 @@ def format_comparison(c: Comparison, every_claim: bool = False) -> str:
                 f"{c.name_b}" + (":" if every_claim else " (listed with --details)")]
         out += [_claim_line(d) for d in alone] if every_claim else []
     return "\n".join(out)
-
-
-def _answers_count(n: int) -> str:
-    return f"{n} answer{'s' if n != 1 else ''}"
 
 
 def _figure_json(r: RatioRecord | None) -> dict[str, Any]:

@@ -60,20 +60,22 @@ class SummaryCounts:
         self.all = FigureSums(self.settings)
 
     def add(self, scored: ScoredCase) -> None:
-        add_ratios(self.retrieval, scored.retrieval)
-        for result, ratios in zip(scored.results, scored.ratios):
-            self.all.add(ratios)
-            self.systems.setdefault(result.system, FigureSums(self.settings)).add(ratios)
-            self.labels.update(result.label_counts())
+        self._add(scored.retrieval, ((result.system, ratios, result.label_counts())
+                                     for result, ratios in zip(scored.results, scored.ratios)))
 
     def add_records(self, case: CaseRecord, answers: Iterable[AnswerRecord]) -> None:
         """A case as a run log keeps it (its figures' counts), summed as `add` sums it when scored."""
-        add_ratios(self.retrieval, {name: r.ratio() for name, r in case.retrieval.items()})
-        for answer in answers:
-            ratios = {name: r.ratio() for name, r in answer.metrics.items()}
+        self._add({name: r.ratio() for name, r in case.retrieval.items()},
+                  ((answer.system, {name: r.ratio() for name, r in answer.metrics.items()}, answer.labels)
+                   for answer in answers))
+
+    def _add(self, retrieval: dict[str, Ratio], answers: Iterable[tuple[str, dict[str, Ratio], Any]]) -> None:
+        """A case's retrieval figures, and each answer's (system, figures, label counts)."""
+        add_ratios(self.retrieval, retrieval)
+        for system, ratios, labels in answers:
             self.all.add(ratios)
-            self.systems.setdefault(answer.system, FigureSums(self.settings)).add(ratios)
-            self.labels.update(answer.labels)
+            self.systems.setdefault(system, FigureSums(self.settings)).add(ratios)
+            self.labels.update(labels)
 
     def to_json(self, signature: Callable[[str], str]) -> dict[str, Any]:
         """The `summary` of the results, as `report.results.to_json` writes it."""

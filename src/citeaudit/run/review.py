@@ -29,11 +29,10 @@ from citeaudit.errors import InputError, JudgeError, Problem, format_path, valid
 from citeaudit.judges import Judge, Judgments
 from citeaudit.files.loading import parse_cases, read_json_file
 from citeaudit.jsonio import JsonPiece, read_text
+from citeaudit.jsonio import Path as JsonPath  # a place in a JSON value
 from citeaudit.records import Case, Document, Judgment, SourcePassage
 from citeaudit.parse.resolve import ResolvedCase, _Problems, resolve_passages
 from citeaudit.run.log import RunLog, resolved_cases
-
-JsonPath = tuple[str | int, ...]
 
 
 @dataclass
@@ -300,9 +299,12 @@ def rejudge(changes: list[PassageChange], log: RunLog, sources: str | Path | Cur
     current = _current(sources)
     judgments = Judgments(judge)
     cases = {rc.id: rc for rc in resolved_cases(log)}
+    passages_now: dict[str, dict[str, SourcePassage]] = {}  # per case: several of its passages may change
     for change in changes:
-        rc = cases[change.case]
-        now = _new_passages(rc, current.documents(rc.case) or [], current)
+        if change.case not in passages_now:
+            rc = cases[change.case]
+            passages_now[change.case] = _new_passages(rc, current.documents(rc.case) or [], current)
+        now = passages_now[change.case]
         for claim in change.claims:
             if claim.new_label is not None or claim.rejudge_error is not None:
                 continue
