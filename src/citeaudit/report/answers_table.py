@@ -1,6 +1,6 @@
 """The report's answers table as data: one row per answer with its claims, support, citation recall and
 precision, coverage (each with its counts), unsure claims and the diagnosis's findings, in the order of
-the terminal report's list of the answers with the lowest support (render.worst_key). Embedded beside
+the terminal report's list of the answers with the lowest support (render.worst_answers). Embedded beside
 the claims table's rows, sharing their string table, and sorted, filtered and paged by the page's script.
 
 A measure the run did not score (`score --metrics support`) is None, shown "not measured": never 0,
@@ -14,7 +14,7 @@ from typing import Any
 from citeaudit.metrics import names as N
 from citeaudit.metrics.scoring import UNCERTAIN
 from citeaudit.report.claims_table import Strings
-from citeaudit.report.render import worst_key
+from citeaudit.report.render import worst_answers
 from citeaudit.run.diagnose import CAUSES
 from citeaudit.run.log import RunLog
 from citeaudit.run.results import RatioRecord
@@ -44,9 +44,8 @@ def _findings(causes: list[str], strings: Strings) -> list[int]:
 def answers_data(log: RunLog, strings: Strings) -> dict[str, Any]:
     """The answers' rows, worst support first (see COLUMNS)."""
     judges_claims = log.settings.to_settings().judges_claims  # else no claim was judged: unsure not measured
-    ranked = sorted(enumerate(log.results.answers), key=lambda item: worst_key(item[1], item[0]))
     rows = []
-    for _, a in ranked:
+    for a in worst_answers(log.results, len(log.results.answers)):
         findings = log.diagnosis.get(f"{a.case}/{a.answer}", [])
         rows.append([strings(a.system), strings(a.case), strings(a.answer), len(a.claims), int(a.abstained),
                      *(_figure(a.metrics.get(m), strings) for m in FIGURES),

@@ -124,8 +124,7 @@ def rows_of_cases(cases) -> tuple[list[Row], list[str]]:
     return rows, questions
 
 
-def load_team_labels(paths: Sequence[str], fmt: str | None = None, reader_options: dict | None = None,
-                     load_cases=None) -> TeamLabels:
+def load_team_labels(paths: Sequence[str], fmt: str | None = None, load_cases=None) -> TeamLabels:
     """Labels from labelled-pairs JSONL, a desk review export (a run log with human labels), or case
     files (any reader, `fmt`) whose curated labels are the team's. `load_cases(paths)` reads cases."""
     from citeaudit.files.labelled import load_rows
@@ -775,20 +774,19 @@ def cross_validate(adapter: Adapter, team: TeamLabels, chinese_of: Sequence[bool
     s = adapter.settings
     folds = fold_of(team, s.folds, s.seed)
     rows = team.rows
-    columns = {"base": [None] * len(rows), "adapted": [None] * len(rows)}
+    columns = {"base": adapter.judged(adapter.base, rows, "judging with the base judge"),
+               "adapted": [None] * len(rows)}
     if adapter.plan.english == "fine-tune":
         columns["recalibrated"] = [None] * len(rows)
-    base_judged = adapter.judged(adapter.base, rows, "judging with the base judge")
-    columns["base"] = base_judged
     recalibrating = Plan("recalibrate", adapter.plan.chinese)
     kept: list[float | None] = []  # the share of each fold's adaptation the forgetting check kept
     for f in range(s.folds):
-        train = [r for r, k in zip(rows, folds) if k != f]
         test_ix = [i for i, k in enumerate(folds) if k == f]
         if not test_ix:
             continue
-        en_train = [r for r, z in zip(train, [chinese_of[i] for i, k in enumerate(folds) if k != f]) if not z]
-        zh_train = [r for r, z in zip(train, [chinese_of[i] for i, k in enumerate(folds) if k != f]) if z]
+        train_ix = [i for i, k in enumerate(folds) if k != f]
+        en_train = [rows[i] for i in train_ix if not chinese_of[i]]
+        zh_train = [rows[i] for i in train_ix if chinese_of[i]]
         state, record = adapter.adapt(en_train, zh_train, f"fold {f + 1}/{s.folds}: fine-tuning")
         kept.append((record.get("forgetting") or {}).get("kept"))
         test = [rows[i] for i in test_ix]
@@ -875,7 +873,7 @@ def adapt_judge(team: TeamLabels, out_dir: str | Path, base_dir: str | Path | No
     report["adaptation"] = record
     report["minutes"] = round((time.monotonic() - started) / 60, 2)
     progress("writing the judge", 0, 1)
-    written = write_judge(out, base_dir, state, adapter, report, force)
+    written = write_judge(out, base_dir, state, report)
     report["judge"] = {"dir": str(out), "sha256": directory_sha256(written),
                        "spec": f"model:path={out}"}
     report["minutes"] = round((time.monotonic() - started) / 60, 2)
@@ -898,7 +896,7 @@ def _timed(progress: Progress) -> tuple[Progress, dict[str, float]]:
     return timed, seconds
 
 
-def write_judge(out: Path, base_dir: Path, state: JudgeState, adapter: Adapter, report: dict, force: bool) -> Path:
+def write_judge(out: Path, base_dir: Path, state: JudgeState, report: dict) -> Path:
     """The judge directory, built in a hidden sibling folder and renamed into place."""
     out.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
