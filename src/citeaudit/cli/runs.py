@@ -23,7 +23,7 @@ def report(run, fmt, output, details):
     Every format reads the log only: nothing is scored again."""
     check_destinations(("--output", output))
     log = read_log(run)
-    claims_judged = log.settings.to_settings().judges_claims  # else the diagnosis was not measured
+    claims_judged = log.settings.judges_claims  # else the diagnosis was not measured
     if fmt == "html":
         from citeaudit.report.html import render_html
 

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import click
 
-from citeaudit.cli.common import echo_text, load_inputs, parse_reader_options, reader_options, repair_search_options
+from citeaudit.cli.common import (check_destinations, echo_text, load_inputs, parse_reader_options, reader_options,
+                                  repair_search_options)
 
 ANSWER_SUFFIXES = (".txt", ".md")
 SHOWN_ANSWERS = 20  # answers named in a message about --answer; a file of another tool's may hold thousands
@@ -68,7 +69,6 @@ def verify_cmd(ctx, case_or_answer, answer_id, sources_path, judge_name, store, 
 
     Exit codes: 0 deliver, 1 revise, 4 abstain, 2 bad input, 3 a judge could not judge.
     """
-    from citeaudit.files.destinations import check_destination
     from citeaudit.judges import parse_judge
     from citeaudit.run.repair import RepairOptions
     from citeaudit.run.verify import Policy, answer_file_case, verify_case
@@ -76,9 +76,7 @@ def verify_cmd(ctx, case_or_answer, answer_id, sources_path, judge_name, store, 
     spec = parse_judge(judge_name)  # a bad spec stops here, before anything is read or judged
     policy = Policy.parse(policy_text)
     search = RepairOptions(candidates=candidates, budget=budget) if repair else None
-    for option, path in (("--out", out), ("--store", store)):
-        if path:
-            check_destination(path, option)
+    check_destinations(("--out", out), ("--store", store))
     other_format = source_format != "citeaudit"
     parse_reader_options(reader_options, source_format)  # a bad --option is refused before any work
     if other_format and sources_path:

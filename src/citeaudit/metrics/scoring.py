@@ -435,7 +435,12 @@ def label_totals(total: Counter) -> dict[str, int]:
 def cited_by_of(cases: Iterable[ResolvedCase]) -> str | None:
     """The readings that said what these cases' answers cite (the signature's `cite`), or None when every
     answer says it itself."""
-    return "+".join(sorted({rc.cited_by for rc in cases} - {None})) or None
+    return joined_readings(rc.cited_by for rc in cases)
+
+
+def joined_readings(readings: Iterable[str | None]) -> str | None:
+    """Readings as the signature's `cite` writes them: distinct, sorted, joined by "+"; None for none."""
+    return "+".join(sorted(set(readings) - {None})) or None
 
 
 @dataclass

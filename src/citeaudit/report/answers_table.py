@@ -43,7 +43,7 @@ def _findings(causes: list[str], strings: Strings) -> list[int]:
 
 def answers_data(log: RunLog, strings: Strings) -> dict[str, Any]:
     """The answers' rows, worst support first (see COLUMNS)."""
-    judges_claims = log.settings.to_settings().judges_claims  # else no claim was judged: unsure not measured
+    judges_claims = log.settings.judges_claims  # else no claim was judged: unsure not measured
     rows = []
     for a in worst_answers(log.results, len(log.results.answers)):
         findings = log.diagnosis.get(f"{a.case}/{a.answer}", [])

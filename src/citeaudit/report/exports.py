@@ -75,8 +75,7 @@ def write_rows(rows: Iterable[dict[str, Any]], path: str | Path) -> int:
 def _replacing(path: Path) -> Iterator[str]:
     """A temporary file beside `path` to write; renamed into place when the block ends, removed when
     it fails (the target is never left half-written)."""
-    fd, temporary = temporary_beside(path)
-    os.close(fd)
+    fd, temporary = temporary_beside(path)  # its descriptor stays open: it holds the lock that marks the file live
     try:
         yield temporary
         os.replace(temporary, path)
@@ -86,6 +85,8 @@ def _replacing(path: Path) -> Iterator[str]:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+    finally:
+        os.close(fd)
 
 
 def _write_text(rows: Iterable[dict[str, Any]], path: Path, write, newline: str | None = None) -> int:

@@ -58,7 +58,7 @@ def _diagnosis(log: RunLog, systems: list[str]) -> tuple[list[dict[str, Any]], l
         detail = [(c.replace("_", " "), {s: per_cause.get((s, c), 0) for s in systems}) for c in causes]
         rows.append({"group": group, "causes": causes, "counts": counts, "detail": detail, "action": action})
         values += [{"group": group, "system": s, "findings": n} for s, n in counts.items()]
-    if not log.settings.to_settings().judges_claims:
+    if not log.settings.judges_claims:
         for row in rows:
             row["counts"] = dict.fromkeys(systems, N.NOT_MEASURED)
             row["detail"] = [(cause, dict.fromkeys(systems, N.NOT_MEASURED)) for cause, _ in row["detail"]]

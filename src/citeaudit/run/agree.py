@@ -347,7 +347,7 @@ def agree(log: RunLog, labels: Labels, resamples: int = 1000, seed: int = 0) -> 
     """How often the run's judge agrees with the human labels (see `figures` and `Agreement`), as the
     JSON that `citeaudit agree --format json` prints."""
     found = compare(claims_of_log(log), labels.rows, resamples, seed)
-    if not log.settings.to_settings().judges_claims:  # every pair unjudged: say why, not "0 so far"
+    if not log.settings.judges_claims:  # every pair unjudged: say why, not "0 so far"
         found.figures["undefined"] = f"the run's measures judge no claim ({NOT_MEASURED})"
     return {"judge": log.judge, "labels": {"file": labels.file, "format": labels.format, "rows": len(labels.rows)},
             "resamples": resamples, "seed": seed, **found.to_dict()}

@@ -161,6 +161,11 @@ class RunSettings(_Log):
     def reading(self) -> Reading:
         return Reading(conventions=self.conventions, invalid_citations=self.invalid_citations)
 
+    @property
+    def judges_claims(self) -> bool:
+        """Whether the run's measures judged claims at all (else its labels and diagnosis were not measured)."""
+        return self.to_settings().judges_claims
+
 
 class _Checked(_Log):
     """A log, or a stream's trailer, that knows whether its content still matches its checksum."""

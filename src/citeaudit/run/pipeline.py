@@ -34,8 +34,8 @@ from citeaudit.files.destinations import put_in_place, temporary_beside
 from citeaudit.files.loading import each_case, each_checked_case
 from citeaudit.metrics import Settings, plan_requests
 from citeaudit.metrics.ratio import Ratio
-from citeaudit.metrics.scoring import (AnswerResult, FigureSums, Parsing, Report, add_ratios, cited_by_of, label_totals,
-                              retrieval_ratios, score_answer)
+from citeaudit.metrics.scoring import (AnswerResult, FigureSums, Parsing, Report, add_ratios, cited_by_of,
+                                       joined_readings, label_totals, retrieval_ratios, score_answer)
 from citeaudit.records import Judgment
 from citeaudit.run.results import AnswerRecord, CaseRecord, answer_json
 from citeaudit.parse.resolve import Reading, ResolvedCase
@@ -297,7 +297,7 @@ class Run:
             _remove(folder)
             raise
         return cls(cases, settings, reading, folder, checked, judgments, _parsing(checked.parsed, settings, reading),
-                   inputs, reader, "+".join(sorted(checked.cited_by)) or None)
+                   inputs, reader, joined_readings(checked.cited_by))
 
     @classmethod
     def replayed(cls, cases: Sequence[ResolvedCase], settings: Settings, judgments: Judgments,

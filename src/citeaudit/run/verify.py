@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 from citeaudit.budget import SearchBudget, SearchRecord
 from citeaudit.errors import InputError, Problem, format_path, validation_problems
 from citeaudit.files.loading import read_json_file
-from citeaudit.jsonio import JsonPiece, read_text
+from citeaudit.jsonio import JsonPiece, Path as JsonPath, read_text
 from citeaudit.judges import Judge, Judgments, JudgeSpec, JudgmentStore, judgment_source
 from citeaudit.metrics import Report, Settings
 from citeaudit.run.pipeline import case_report
@@ -52,7 +52,6 @@ EXIT_CODES: dict[str, int] = {"deliver": 0, "revise": 1, "abstain": 4}
 DEFAULT_JUDGE = "model"  # the shipped offline judge: needs no labels and no network
 VERIFY_SETTINGS = Settings(metrics=(N.SUPPORT, N.COVERAGE))  # claims only: what the decision rests on
 QUOTE_LIMIT = 300  # characters of evidence quoted in a gap
-JsonPath = tuple[str | int, ...]
 
 
 
