@@ -56,7 +56,7 @@ def desk_session(inputs, judge_name: str | None = None, store: str | None = None
         from citeaudit.run.log import replay_judgments, resolved_cases
 
         from citeaudit.desk import JudgeStatus
-        from citeaudit.desk.rebuild import rebuild_judge
+        from citeaudit.desk.rebuild import rebuild_log_judge
 
         log = read_log(inputs[0])
         if judge_name:
@@ -64,8 +64,7 @@ def desk_session(inputs, judge_name: str | None = None, store: str | None = None
         resolved = resolved_cases(log)
         replay = replay_judgments(log, resolved)
         # Edits are judged live by the run's own judge when it can be made again here; else replayed only.
-        rebuilt = rebuild_judge(log.judge, resolved, log.judge_spec.spec if log.judge_spec else None,
-                                log.settings.conventions)
+        rebuilt = rebuild_log_judge(log, resolved)
         live = rebuilt.judge is not None
         # a curated judge is made again by the session as labels change; any other is used as made
         fixed = None if live and rebuilt.spec.labels_only else (rebuilt.judge or replay.judge)

@@ -19,7 +19,7 @@ from citeaudit.cli.common import (check_destinations, echo_text, input_options, 
 def _run_log_source(path: str, judge_name: str | None, store: str | None):
     """A run log's cases, settings and judgment source: its recorded judgments first, then --store, then
     its judge made again here when it can be (else --judge; else its judgments only)."""
-    from citeaudit.desk.rebuild import rebuild_judge
+    from citeaudit.desk.rebuild import rebuild_log_judge
     from citeaudit.errors import InputError, Problem
     from citeaudit.judges import Judgments, JudgmentStore, RecordedJudge, parse_judge, run_judge
     from citeaudit.judges.store import LayeredStore
@@ -36,7 +36,7 @@ def _run_log_source(path: str, judge_name: str | None, store: str | None):
         spec = parse_judge(judge_name)
         judge = run_judge(spec, cases, conventions)
     else:
-        rebuilt = rebuild_judge(log.judge, cases, log.judge_spec.spec if log.judge_spec else None, conventions)
+        rebuilt = rebuild_log_judge(log, cases)
         spec = rebuilt.spec or (parse_judge(log.judge_spec.spec) if log.judge_spec else None)
         judge = rebuilt.judge or RecordedJudge(store_layers, log.judge)
         if rebuilt.judge is None:

@@ -98,3 +98,9 @@ def rebuild_judge(signature: str, cases: Sequence[ResolvedCase], spec: str | Non
         other = judge.signature
     return Rebuilt(None, f"The run's judge cannot be made exactly here: `{specs[-1]}` now signs {other[:80]}, "
                          "not the run's. " + REPLAY_ONLY)
+
+
+def rebuild_log_judge(log, cases: Sequence[ResolvedCase]) -> Rebuilt:
+    """`rebuild_judge` for a run log (`run.log.RunLog`): its judge's signature, its own spec where it keeps
+    one, its conventions."""
+    return rebuild_judge(log.judge, cases, log.judge_spec.spec if log.judge_spec else None, log.settings.conventions)
