@@ -479,6 +479,9 @@ def _run_announced(config, sock: socket.socket, line: str) -> None:
         async def startup(self, sockets=None) -> None:
             await super().startup(sockets=sockets)
             if self.started:  # not when startup failed
-                print(line, flush=True)  # flushed: a script reads stdout from a pipe, which Python buffers
+                self.announce()
+
+        def announce(self) -> None:
+            print(line, flush=True)  # flushed: a script reads stdout from a pipe, which Python buffers
 
     AnnouncingServer(config).run(sockets=[sock])
