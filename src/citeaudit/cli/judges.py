@@ -188,9 +188,17 @@ def calibrate_judge_cmd(data, model_dir, exclude_source, dry_run):
 @click.option("--dev-rows", type=click.Path(exists=True, dir_okay=False),
               help="labelled rows (JSONL) for the fp32/int8 comparison and the calibration fit, instead of "
                    "the dev split of the shared data")
+@click.option("--languages", type=click.Choice(["en", "en,zh"]), default="en", show_default=True,
+              help="the attribution rows' languages (en,zh needs a multilingual base such as e5-small)")
+@click.option("--nli-zh", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Chinese NLI pairs (CMNLI, Chinese-SNLI; licence not stated) in the mix")
+@click.option("--derived", "derived_per_kind", type=click.IntRange(min=0), default=0, show_default=True,
+              help="short plain pairs of each kind per language made from the train rows' passages "
+                   "(training/augment.py)")
 def train_judge_cmd(out_dir, extra_labels, leave_out, time_budget, steps, fit_steps, resume, data_dir, work_dir,
                     seed, device, precision, batch_size, lr, workers, checkpoint, base, nli_sets,
-                    unstated_licence_nli, nli_ratio, per_source_cap, mix_dir, dev_rows):
+                    unstated_licence_nli, nli_ratio, per_source_cap, mix_dir, dev_rows, languages, nli_zh,
+                    derived_per_kind):
     """Fine-tune the model judge, export it as int8 ONNX into OUT_DIR (with a model card), then fit its
     calibration on the dev split (without the left-out source)."""
     from citeaudit.training import calibrate, export, train
@@ -201,7 +209,8 @@ def train_judge_cmd(out_dir, extra_labels, leave_out, time_budget, steps, fit_st
         time_budget_s=time_budget * 60 if time_budget else None, work_dir=work_dir, resume=resume, log=click.echo,
         device=device, precision=precision, batch_size=batch_size, lr=lr, workers=workers, checkpoint=checkpoint,
         base=base, nli_sets=nli_sets, unstated_licence_nli=unstated_licence_nli, nli_ratio=nli_ratio,
-        per_source_cap=per_source_cap, mix=mix_dir, fit_steps=fit_steps)
+        per_source_cap=per_source_cap, mix=mix_dir, fit_steps=fit_steps, languages=tuple(languages.split(",")),
+        nli_zh=nli_zh, derived_per_kind=derived_per_kind)
     rows = None
     if dev_rows:
         from citeaudit.files.labelled import load_rows

@@ -297,11 +297,16 @@ NLI_MORE_SETS: dict[str, tuple[str, str, str]] = {
     "cad_snli_test": ("nli/cad_snli/test.tsv", "tsv_s1s2gold", "Apache-2.0 (SNLI CC BY-SA 4.0)"),
 }
 # Unused rows without a stated licence: only behind an explicit option, and the model card says so.
-# (The Chinese NLI sets stay out altogether: the mix is English, the MiniLM vocabulary reads no Chinese.)
 NLI_UNSTATED_SETS: dict[str, tuple[str, str, str]] = {
     "rte_dev": ("nli/rte_glue/dev.tsv", "tsv_rte", "no explicit licence (research use)"),
 }
-NLI_ALL_SETS = {**NLI_SETS, **NLI_MORE_SETS, **NLI_UNSTATED_SETS}
+# Chinese NLI (machine-translated CMNLI; Chinese-SNLI, translated and hand-corrected): a multilingual
+# base reads them; their licence is not stated, which a model card trained on them says.
+NLI_ZH_SETS: dict[str, tuple[str, str, str]] = {
+    "cmnli_zh": ("nli/cmnli_zh/dev.txt", "tsv_s1s2label", "not stated"),
+    "cnsd_snli_zh": ("nli/cnsd_snli_zh/dev.txt", "tsv_s1s2label", "not stated"),
+}
+NLI_ALL_SETS = {**NLI_SETS, **NLI_MORE_SETS, **NLI_UNSTATED_SETS}  # the English sets a mix may name
 
 
 # The held-out files of the same releases, which judge-v1's training and the guard's development never
@@ -311,6 +316,7 @@ NLI_HELD_OUT: dict[str, tuple[str, str, str]] = {
     "fever-test": NLI_MORE_SETS["fever_nli_test"],
     "rte-dev": NLI_UNSTATED_SETS["rte_dev"],
     "cad-snli-test": NLI_MORE_SETS["cad_snli_test"],
+    "cnsd-snli-zh-test": ("nli/cnsd_snli_zh/test.txt", "tsv_s1s2label", "not stated"),
 }
 
 
@@ -320,7 +326,7 @@ def read_nli(name: str, data_dir: Path | str | None = None) -> list[dict]:
     (contradiction); rows with other or missing labels are skipped."""
     import csv
 
-    rel, fmt, _ = {**NLI_ALL_SETS, **NLI_HELD_OUT}[name]
+    rel, fmt, _ = {**NLI_ALL_SETS, **NLI_ZH_SETS, **NLI_HELD_OUT}[name]
     path = data_dir_or_default(data_dir) / rel
     out: list[dict] = []
 
@@ -340,6 +346,11 @@ def read_nli(name: str, data_dir: Path | str | None = None) -> list[dict]:
         elif fmt == "tsv_rte":
             for d in csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE):
                 add(d.get("sentence1"), d.get("sentence2"), d.get("label"))
+        elif fmt == "tsv_s1s2label":
+            for line in fh:
+                parts = line.rstrip("\n").split("\t")
+                if len(parts) >= 3:
+                    add(parts[0], parts[1], parts[2])
         elif fmt == "tsv_label_first":
             for line in fh:
                 parts = line.rstrip("\n").split("\t")

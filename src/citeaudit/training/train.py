@@ -53,9 +53,11 @@ from pathlib import Path
 
 from citeaudit.errors import TrainingError
 from citeaudit.records import file_sha256
+from citeaudit.text import has_han
 from citeaudit.training.config import (ATTRIBUTION_LICENCES, DEFAULT_WORK_DIR, ID2LABEL, LABEL2ID,
                                        resolve_base)
 from citeaudit.training.data import (LABEL_MAPPING, NLI_ALL_SETS, NLI_MORE_SETS, NLI_SETS, NLI_UNSTATED_SETS,
+                                     NLI_ZH_SETS,
                                      data_dir_or_default, load_all, read_nli, split_rows)
 
 NLI_SET_CHOICES = {"standard": tuple(NLI_SETS), "large": (*NLI_SETS, *NLI_MORE_SETS)}
@@ -67,6 +69,10 @@ _WORD = re.compile(r"\w+")
 
 
 def _overlap(claim: str, text: str) -> float:
+    if has_han(claim):  # a run of Han characters is one \w+ "word": compare character bigrams instead
+        from citeaudit.judges.calibration import claim_word_recall
+
+        return claim_word_recall(claim, text)
     c = set(w.lower() for w in _WORD.findall(claim))
     t = set(w.lower() for w in _WORD.findall(text))
     return len(c & t) / (len(c) or 1)
@@ -112,7 +118,8 @@ def nli_set_names(nli_sets: str | Sequence[str] = "standard", unstated_licence: 
     else:
         unknown = [n for n in nli_sets if n not in NLI_ALL_SETS]
         if unknown:
-            raise TrainingError(f"unknown NLI set {', '.join(unknown)}: one of {', '.join(NLI_ALL_SETS)}")
+            raise TrainingError(f"unknown NLI set {', '.join(unknown)}: one of {', '.join(NLI_ALL_SETS)}"
+                                + (" (the Chinese sets come with --nli-zh N)" if set(unknown) & set(NLI_ZH_SETS) else ""))
         names = list(nli_sets)
     if unstated_licence:
         names += [n for n in NLI_UNSTATED_SETS if n not in names]
@@ -122,12 +129,24 @@ def nli_set_names(nli_sets: str | Sequence[str] = "standard", unstated_licence: 
 def build_mix(data_dir: Path | str | None = None, extra_labels: str | Path | None = None,
               leave_out: str | None = None, nli_ratio: float = 3, seed: int = 0,
               per_source_cap: int = 1600, max_len: int = 256, count=None,
-              nli_sets: str | Sequence[str] = "standard", unstated_licence_nli: bool = False) -> tuple[list[dict], dict]:
-    """(examples, manifest): examples are {"premise", "hypothesis", "label", "source", "kind"}."""
+              nli_sets: str | Sequence[str] = "standard", unstated_licence_nli: bool = False,
+              languages: Sequence[str] = ("en",), nli_zh: int = 0, derived_per_kind: int = 0,
+              ) -> tuple[list[dict], dict]:
+    """(examples, manifest): examples are {"premise", "hypothesis", "label", "source", "kind"}.
+
+    judge-v1's mix is the default (English attribution rows, English NLI). A multilingual base adds
+    `languages=("en", "zh")` (CiteCheck's train rows), `nli_zh` Chinese NLI rows drawn evenly from
+    NLI_ZH_SETS, and `derived_per_kind` short plain pairs of each kind per language made from the
+    train rows' passages (training/augment.py)."""
+    from citeaudit.training.augment import derived_pairs
+
     names = nli_set_names(nli_sets, unstated_licence_nli)
     data_dir = data_dir_or_default(data_dir)
     rng = random.Random(seed)
-    train = [r for r in split_rows(load_all(data_dir))["train"] if r["lang"] == "en"]
+    unknown = [lang for lang in languages if lang not in ("en", "zh")]
+    if unknown:
+        raise TrainingError(f"--languages: en and/or zh, got {', '.join(unknown)}")
+    train = [r for r in split_rows(load_all(data_dir))["train"] if r["lang"] in languages]
     if leave_out:
         if leave_out not in LABEL_MAPPING:
             raise TrainingError(f"--leave-out: one of {', '.join(LABEL_MAPPING)}")
@@ -161,10 +180,20 @@ def build_mix(data_dir: Path | str | None = None, extra_labels: str | Path | Non
                 nli.append({**pools[name][cursor[name]], "kind": "nli"})
                 cursor[name] += 1
     examples += nli
+    zh_pools = {name: read_nli(name, data_dir) for name in NLI_ZH_SETS} if nli_zh else {}
+    for name, pool in zh_pools.items():
+        rng.shuffle(pool)
+        examples += [{**row, "kind": "nli"} for row in pool[: nli_zh // len(zh_pools)]]
+    derived: list[dict] = []
+    if derived_per_kind:
+        for lang in languages:
+            texts = [(r["source"], p["text"]) for r in train if r["lang"] == lang for p in r["passages"]]
+            derived += derived_pairs(texts, derived_per_kind, seed=seed, lang=lang)
+    examples += derived
     rng.shuffle(examples)
     manifest = {
         "attribution": {
-            "split": "train (by-claim hash, training/data.py)", "languages": ["en"],
+            "split": "train (by-claim hash, training/data.py)", "languages": list(languages),
             "left_out": leave_out,
             "rows_available": raw_counts,
             "rows_used": {s: dict(Counter(e["label"] for e in examples if e["kind"] == "attribution"
@@ -186,6 +215,17 @@ def build_mix(data_dir: Path | str | None = None, extra_labels: str | Path | Non
         },
         "total_examples": len(examples),
     }
+    if zh_pools:
+        manifest["nli_zh"] = {
+            "rows_used": {n: dict(Counter(e["label"] for e in examples if e["source"] == n)) for n in zh_pools},
+            "licences": {n: NLI_ZH_SETS[n][2] for n in zh_pools},
+            "files": {n: NLI_ZH_SETS[n][0] for n in zh_pools}}
+    if derived:
+        manifest["derived"] = {
+            "what": "short plain claims made from the train rows' passages (training/augment.py)",
+            "per_kind": derived_per_kind,
+            "rows_used": {lang: dict(Counter(e["derived"] for e in derived if e["source"] == f"derived-{lang}"))
+                          for lang in languages}}
     return examples, manifest
 
 
@@ -204,6 +244,15 @@ def _lr_at(step: int, lr: float, steps: int, warmup: int) -> float:
     if step < warmup:
         return lr * (step + 1) / warmup
     return lr * max(0.05, (steps - step) / max(1, steps - warmup))
+
+
+def _eta(step: int, steps: int, elapsed: float, time_budget_s: float | None) -> str:
+    """Time left at the pace so far, or to the time budget when that comes first, as h:mm:ss."""
+    left = (steps - step) * elapsed / max(step, 1)
+    if time_budget_s:
+        left = min(left, max(0.0, time_budget_s - elapsed))
+    minutes, seconds = divmod(int(left), 60)
+    return f"{minutes // 60}:{minutes % 60:02d}:{seconds:02d}"
 
 
 def resolve_device(device: str = "auto") -> str:
@@ -320,7 +369,8 @@ def train_judge(out_dir: str | Path, data_dir: str | Path | None = None, extra_l
                 threads: int = 2, log=print, *, device: str = "auto", precision: str | None = None,
                 workers: int | None = None, base: str | Path | None = None, per_source_cap: int = 1600,
                 nli_sets: str | Sequence[str] = "standard", unstated_licence_nli: bool = False,
-                mix: str | Path | None = None, fit_steps: bool = False) -> dict:
+                mix: str | Path | None = None, fit_steps: bool = False, languages: Sequence[str] = ("en",),
+                nli_zh: int = 0, derived_per_kind: int = 0) -> dict:
     """Train; writes the Hugging Face model to `out_dir` (a directory of its own, e.g. the work dir's
     `final/`), returns the training record (for the model card).
 
@@ -376,7 +426,8 @@ def train_judge(out_dir: str | Path, data_dir: str | Path | None = None, extra_l
     else:
         examples, manifest = build_mix(data_dir, extra_labels, leave_out, nli_ratio, seed, max_len=max_len,
                                        count=count, per_source_cap=per_source_cap, nli_sets=nli_sets,
-                                       unstated_licence_nli=unstated_licence_nli)
+                                       unstated_licence_nli=unstated_licence_nli, languages=languages,
+                                       nli_zh=nli_zh, derived_per_kind=derived_per_kind)
         manifest["tokenizer_sha256"] = tokenizer_sha
         write_mix(work, examples, manifest)
         if ckpt_file.exists() and not resume:
@@ -473,8 +524,8 @@ def train_judge(out_dir: str | Path, data_dir: str | Path | None = None, extra_l
             pending.clear()
         elapsed = time.time() - start
         if step % log_every == 0:
-            log(f"step {step} loss({log_every}) {sum(losses[-log_every:]) / log_every:.4f} {elapsed / step:.2f} s/step "
-                f"epoch {step / per_epoch:.2f}")
+            log(f"step {step}/{steps} loss({log_every}) {sum(losses[-log_every:]) / log_every:.4f} "
+                f"{elapsed / step:.2f} s/step epoch {step / per_epoch:.2f} ETA {_eta(step, steps, elapsed, time_budget_s)}")
         if step % checkpoint == 0:
             save()
     batches.close()  # stops the loader's workers

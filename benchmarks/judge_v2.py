@@ -1,0 +1,158 @@
+"""Judges side by side on every measuring set, in both languages: what decides which judge ships.
+
+    python benchmarks/judge_v2.py [--judge SPEC ...] [--sets dev,test,plain,nli] [--rows N] [--cache DIR]
+
+Default judges: `model:version=1` (judge-v1, Chinese by the embedding route) and `model` (today's
+default). For each judge and each set, by source and language: balanced accuracy (full vs the rest)
+with its 95 % bootstrap interval, ROC AUC, the share the judge called uncertain and the accuracy of the
+rest, and the recall of `partial` and `contradicts` (the share of gold partial / contradicts rows the
+judge gave that label).
+
+The sets:
+  dev     the dev split of the shared attribution data (training/data.py: split by claim), both languages
+  test    the test split (the same, never read by training or calibration)
+  plain   benchmarks/data/plain_support.jsonl: short plain support pairs (instructions, figures with
+          units, negation, a wrong person or measure, a missing second fact) written for this purpose
+          and never trained on
+  nli     held-out NLI files no training step reads: Chinese-SNLI test and FEVER-NLI test, --rows pairs
+          each (seed 0)
+
+Judgments are cached as JSONL under --cache keyed by the judge's signature and the row, so a rerun
+judges only what is missing (Ctrl-C loses at most one batch).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+PLAIN = HERE / "data" / "plain_support.jsonl"
+
+
+def rows_of(name: str, data_dir: str | None, n: int):
+    from citeaudit.files.labelled import load_rows, parse_rows
+    from citeaudit.training.data import load_all, read_nli, split_rows
+
+    if name == "plain":
+        return load_rows(str(PLAIN))
+    if name in ("dev", "test"):
+        rows = split_rows(load_all(data_dir))[name]
+        return parse_rows([json.dumps(r, ensure_ascii=False) for r in rows])
+    out = []
+    for held, lang in (("cnsd-snli-zh-test", "zh"), ("fever-test", "en")):
+        pool = read_nli(held, data_dir)
+        random.Random(0).shuffle(pool)
+        for i, r in enumerate(pool[:n]):
+            out.append(json.dumps({"id": f"{held}:{i}", "claim": r["hypothesis"], "label": r["label"],
+                                   "passages": [{"id": "p", "text": r["premise"]}], "source": held, "lang": lang},
+                                  ensure_ascii=False))
+    return parse_rows(out)
+
+
+def judged(judge, rows, cache: Path):
+    """Each row's judgment, from the cache where it is there."""
+    from citeaudit.records import Judgment
+    from citeaudit.training.validation import predict
+
+    key = hashlib.sha256(judge.signature.encode()).hexdigest()[:16]
+    path = cache / f"{key}.jsonl"
+    known: dict[str, Judgment] = {}
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            d = json.loads(line)
+            known[d["row"]] = Judgment.model_validate(d["judgment"])
+
+    def row_key(r) -> str:
+        return hashlib.sha256(json.dumps([r.claim, [p.text for p in r.passages]], ensure_ascii=False).encode()).hexdigest()
+
+    todo = [r for r in rows if row_key(r) not in known]
+    with path.open("a", encoding="utf-8") as fh:
+        for i in range(0, len(todo), 64):
+            chunk = todo[i:i + 64]
+            for r, j in zip(chunk, predict(chunk, judge)):
+                known[row_key(r)] = j
+                fh.write(json.dumps({"row": row_key(r), "judgment": j.model_dump(mode="json")}, ensure_ascii=False) + "\n")
+            fh.flush()
+            print(f"  {judge.name}: {min(i + 64, len(todo))}/{len(todo)} judged", file=sys.stderr, end="\r")
+    return [known[row_key(r)] for r in rows]
+
+
+def figures(rows, judgments) -> dict:
+    from citeaudit.stats import metrics
+    from citeaudit.training.validation import score_of
+
+    gold = [r.label for r in rows]
+    pred = [j.label for j in judgments]
+    m = metrics(gold, pred, [score_of(j) for j in judgments], 1000, 0)
+    sure = [i for i, j in enumerate(judgments) if not j.uncertain]
+    recall = {}
+    for label in ("partial", "contradicts"):
+        ix = [i for i, g in enumerate(gold) if g == label]
+        recall[label] = (sum(pred[i] == label for i in ix) / len(ix), len(ix)) if ix else None
+    def with_interval(name):
+        ci = m.get(f"{name}_ci")
+        return None if m.get(name) is None else {"value": m[name], "low": ci[0] if ci else None,
+                                                  "high": ci[1] if ci else None}
+
+    return {"n": len(rows), "bacc": with_interval("balanced_accuracy"), "auc": with_interval("auc"),
+            "uncertain": 1 - len(sure) / len(rows) if rows else 0,
+            "rest_accuracy": (sum((gold[i] == "full") == (pred[i] == "full") for i in sure) / len(sure)) if sure else None,
+            "recall": recall}
+
+
+def line(name: str, f: dict) -> str:
+    def fig(v):
+        if v is None:
+            return "n/a"
+        if isinstance(v, dict):
+            if v.get("low") is None:
+                return f"{v['value']:.3f}"
+            return f"{v['value']:.3f} [{v['low']:.3f}, {v['high']:.3f}]"
+        return f"{v:.3f}"
+
+    rec = "  ".join(f"{k[:4]} {v[0]:.2f}/{v[1]}" if v else f"{k[:4]} -" for k, v in f["recall"].items())
+    return (f"  {name:28} n {f['n']:5}  BAcc {fig(f['bacc']):24} AUC {fig(f['auc']):24} "
+            f"unsure {f['uncertain']:.1%}  rest acc {fig(f['rest_accuracy'])}  recall {rec}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--judge", action="append", help="judge spec (repeatable)")
+    ap.add_argument("--sets", default="dev,test,plain,nli")
+    ap.add_argument("--rows", type=int, default=1000, help="pairs per held-out NLI file")
+    ap.add_argument("--data", default=None, help="the shared data folder")
+    ap.add_argument("--cache", default="/tmp/citeaudit-judge-v2")
+    ap.add_argument("--json", help="also write every figure here")
+    args = ap.parse_args()
+    from citeaudit.judges.registry import build_judge, parse_judge
+
+    cache = Path(args.cache)
+    cache.mkdir(parents=True, exist_ok=True)
+    specs = args.judge or ["model:version=1", "model"]
+    out: dict = {}
+    for set_name in args.sets.split(","):
+        rows = rows_of(set_name, args.data, args.rows)
+        print(f"\n{set_name} ({len(rows)} rows)")
+        for spec in specs:
+            judge = build_judge(parse_judge(spec))
+            judgments = judged(judge, rows, cache)
+            print(f" {spec}  ({judge.signature[:90]}…)")
+            groups: dict[str, list[int]] = {"all": list(range(len(rows)))}
+            for i, r in enumerate(rows):
+                groups.setdefault(f"lang {r.lang}", []).append(i)
+                groups.setdefault(f"{r.source} ({r.lang})", []).append(i)
+            for name, ix in groups.items():
+                f = figures([rows[i] for i in ix], [judgments[i] for i in ix])
+                out.setdefault(set_name, {}).setdefault(spec, {})[name] = f
+                print(line(name, f))
+    if args.json:
+        Path(args.json).write_text(json.dumps(out, indent=1, default=str))
+
+
+if __name__ == "__main__":
+    main()
