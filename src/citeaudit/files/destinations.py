@@ -79,6 +79,22 @@ def temporary_beside(path: str | Path) -> tuple[int, str]:
     raise FileExistsError(f"no free temporary name beside {path}")
 
 
+def temporary_for_stream(path: str | Path, what: str) -> tuple[int, str]:
+    """`temporary_beside(path)` for an output written as the work goes. When its folder went away after it
+    was checked, the file is made beside the first fallback place that takes it instead (`write_output`'s),
+    where `put_in_place` keeps the output at the end, and says so, rather than losing the run."""
+    try:
+        return temporary_beside(path)
+    except OSError as err:
+        reason = err.strerror or str(err)
+    for place in _fallbacks(Path(path)):
+        try:
+            return temporary_beside(place)
+        except OSError:
+            continue
+    raise DestinationError(f"could not write {what} {path} ({reason}), nor anywhere else")
+
+
 def remove_stale_temporaries(path: str | Path, stale_after: float = STALE_AFTER) -> list[Path]:
     """Remove the temporary files interrupted writes left beside `path` (`.NAME.XXXXXXXX.tmp`, as
     `temporary_beside` names them): those unchanged for `stale_after` seconds and locked by no writer.
