@@ -7,6 +7,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
+import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -175,10 +178,21 @@ def test_between_the_two_minimums_it_only_recalibrates(tiny_judge, tmp_path):
 # --- the whole command --------------------------------------------------------------------------------
 
 
+LONG_AGO = 1_000_000_000  # a folder's time, as a test sets it to see whether anything changes in it
+
+
 @pytest.fixture(scope="module")
 def adapted(tiny_judge, tmp_path_factory):
+    """The judge adapted on every row, with the system's temporary folder (TMPDIR) an empty folder beside it,
+    dated LONG_AGO: a file made there, even one removed again, would leave it dated now."""
     out = tmp_path_factory.mktemp("adapted") / "judge"
-    report = adapt.adapt_judge(_team(_rows()), out, tiny_judge, QUICK)
+    system_temporary = out.parent / "system-temporary"
+    system_temporary.mkdir()
+    os.utime(system_temporary, (LONG_AGO, LONG_AGO))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TMPDIR", str(system_temporary))
+        patch.setattr(tempfile, "tempdir", None)  # found again from TMPDIR
+        report = adapt.adapt_judge(_team(_rows()), out, tiny_judge, QUICK)
     return out, report
 
 
@@ -201,6 +215,15 @@ def test_an_adapted_judge_is_complete_and_signed_apart(tiny_judge, adapted):
     assert set(card["cross_validation"]["english"]) == {"base", "recalibrated", "adapted"}
     assert set(card["cross_validation"]["chinese"]) == {"base", "adapted"}
     assert "Cross-validated agreement" in (out / "MODEL_CARD.md").read_text()
+
+
+def test_an_adaptation_keeps_its_temporary_files_beside_the_judge_and_removes_them(adapted):
+    out, _ = adapted
+    system_temporary = out.parent / "system-temporary"
+    # nothing made in the system's temporary folder at any time (the ONNX export's copies included) ...
+    assert list(system_temporary.iterdir()) == [] and system_temporary.stat().st_mtime == LONG_AGO
+    # ... and nothing left beside the judge
+    assert sorted(p.name for p in out.parent.iterdir()) == ["judge", "system-temporary"]
 
 
 def test_the_report_is_cross_validated_with_figures_for_each_route(adapted):
@@ -256,6 +279,49 @@ def test_interrupted_leaves_no_judge_and_no_debris(tiny_judge, tmp_path, monkeyp
     with pytest.raises(KeyboardInterrupt):
         adapt.adapt_judge(_team(rows), tmp_path / "out", tiny_judge, adapt.Settings(folds=0, recalibrate_only=True))
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="no flock on Windows: the hour alone decides")
+def test_a_killed_runs_folder_is_removed_by_the_next_run_and_a_live_ones_kept(tiny_judge, tmp_path):
+    import fcntl
+
+    def left(name: str, age: float) -> Path:
+        """A hidden folder as a run killed while exporting leaves it beside --out, last changed `age` ago."""
+        folder = tmp_path / name
+        (folder / "hf").mkdir(parents=True)
+        (folder / "hf" / "model.safetensors").write_bytes(b"half a model")
+        for path in (folder / "hf" / "model.safetensors", folder / "hf", folder):
+            os.utime(path, (time.time() - age,) * 2)
+        return folder
+
+    stale = left(".out.0badcafe.tmp", 2 * 3600)
+    fresh = left(".out.1badcafe.tmp", 60)  # another run's, a minute ago: perhaps alive
+    live = left(".out.2badcafe.tmp", 2 * 3600)  # a run that has written nothing for two hours, but holds its lock
+    other = left(".other.0badcafe.tmp", 2 * 3600)  # another destination's
+    held = os.open(live, os.O_RDONLY)
+    fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    try:
+        adapt.adapt_judge(_team(_rows(lang="en")), tmp_path / "out", tiny_judge,
+                          adapt.Settings(folds=0, recalibrate_only=True))
+    finally:
+        os.close(held)
+    assert not stale.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["out", fresh.name, live.name, other.name])
+
+
+@pytest.mark.parametrize("where", ["/proc/x", "a-file/j"])
+def test_an_out_that_cannot_be_written_is_refused_before_any_work(runner, tmp_path, monkeypatch, where):
+    def no_work(*args, **kwargs):
+        raise AssertionError("the adaptation started")
+
+    monkeypatch.setattr(adapt, "Adapter", no_work)
+    (tmp_path / "a-file").write_text("a file, not a folder", encoding="utf-8")
+    labels = _write_rows(tmp_path / "labels.jsonl", _rows(lang="en"))
+    out = where if where.startswith("/") else str(tmp_path / where)
+    result = runner.invoke(main, ["adapt-judge", labels, "--out", out, "--folds", "0", "--recalibrate-only"])
+    assert result.exit_code == 2, result.output
+    assert f"--out {out}" in result.output and "Traceback" not in result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file", "labels.jsonl"]
 
 
 def test_an_existing_folder_is_not_overwritten_without_force(tiny_judge, tmp_path):

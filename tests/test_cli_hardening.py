@@ -500,6 +500,29 @@ def test_a_streamed_log_whose_folder_vanished_is_kept_with_its_checksum(runner, 
         assert json.loads(result.stdout.splitlines()[-1])["summary"]["all"]["support"]["numerator"] == 2
 
 
+@pytest.mark.parametrize("fmt", ["text", "jsonl"])
+def test_a_streamed_log_whose_folder_vanished_before_the_first_case_is_kept(runner, tmp_path, monkeypatch, fmt):
+    """The folder goes after `--out` was checked and the input read, before the log's file is made: the
+    file is made where the log will be kept instead, and the run ends as when it goes later."""
+    from citeaudit.run.log import read_runlog
+    from citeaudit.run.pipeline import Run
+
+    cases, folder, work = _folder_that_vanishes(tmp_path, monkeypatch, Run, "__init__")
+    target = folder / "run.jsonl"
+    result = runner.invoke(main, ["score", str(cases), "--out", str(target), "--format", fmt])
+    assert result.exit_code == 2 and not folder.exists()
+    (kept,) = work.glob("run.*.jsonl")
+    assert f"could not write run log {target} (No such file or directory); it was written to {kept} instead" \
+        in result.output
+    log = read_runlog(kept)
+    assert not log.edited and len(log.cases) == 2
+    assert [p.name for p in work.iterdir()] == [kept.name]  # no temporary file left beside it
+    if fmt == "text":
+        assert "2 case(s), 2 answer(s)" in result.output and "support                  2/2 (100.0 %)" in result.output
+    else:
+        assert json.loads(result.stdout.splitlines()[-1])["summary"]["all"]["support"]["numerator"] == 2
+
+
 def test_a_pair_list_whose_folder_vanished_is_kept(runner, tmp_path, monkeypatch):
     from citeaudit.run.pipeline import _Listing
 

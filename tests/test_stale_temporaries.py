@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from citeaudit.cli import main
-from citeaudit.files.destinations import STALE_AFTER, temporary_beside, write_output
+from citeaudit.files.destinations import STALE_AFTER, remove_stale_temporaries, temporary_beside, write_output
 from citeaudit.run.log import StreamWriter
 
 from helpers import make_case
@@ -78,6 +78,29 @@ def test_a_streamed_log_being_written_in_this_process_is_kept(tmp_path):
         os.unlink(other)
     finally:
         stream.abort()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="no flock on Windows: the hour alone decides")
+def test_a_temporary_folder_is_kept_while_its_writer_lives_or_anything_in_it_changed(tmp_path):
+    target = tmp_path / "judge"
+    code = ("import sys; from citeaudit.files.destinations import temporary_folder_beside\n"
+            "with temporary_folder_beside(sys.argv[1], '--out') as work:\n"
+            "    (work / 'part').write_text('half'); print(work, flush=True); sys.stdin.read()")
+    writer = subprocess.Popen([sys.executable, "-c", code, str(target)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        work = Path(writer.stdout.readline().strip())
+        for path in (work / "part", work):
+            os.utime(path, (time.time() - HOURS_AGO,) * 2)
+        assert remove_stale_temporaries(target) == [] and work.exists()  # its writer holds it
+    finally:
+        writer.kill()
+        writer.wait()
+    os.utime(work / "part")  # changed a moment ago: the folder's own time is not all that counts
+    assert remove_stale_temporaries(target) == [] and work.exists()
+    os.utime(work / "part", (time.time() - HOURS_AGO,) * 2)
+    os.utime(work, (time.time() - HOURS_AGO,) * 2)
+    assert remove_stale_temporaries(target) == [work] and list(tmp_path.iterdir()) == []
 
 
 def test_score_removes_what_a_killed_score_left(runner, tmp_path):

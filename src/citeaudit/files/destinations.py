@@ -10,7 +10,8 @@ as the work goes (a streamed run log) is read back from its open file when its f
 A write killed before its rename (the process ended, the machine went down) leaves its hidden temporary
 file; the next write to the same path removes it, once it is stale: unchanged for STALE_AFTER seconds
 and, where the system has `flock` (not on Windows), locked by no writer. Every writer holds that lock on
-its temporary file while the file is open, so a long run writing slowly keeps its file.
+its temporary file while the file is open, so a long run writing slowly keeps its file. An output that is
+a folder (an adapted judge) is built in a hidden temporary folder, named, locked and removed the same way.
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ from __future__ import annotations
 import os
 import re
 import secrets
+import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, BinaryIO
 
@@ -35,11 +38,13 @@ else:  # Windows: an open file cannot be removed, which protects a live writer's
 STALE_AFTER = 3600  # seconds a temporary file is left unchanged before the next write may remove it
 
 
-def check_destination(path: str | Path, what: str) -> None:
-    """Refuse, before any work, a path that cannot be written: `what` names it ("--out", "the store")."""
+def check_destination(path: str | Path, what: str, folder_output: bool = False) -> None:
+    """Refuse, before any work, a path that cannot be written: `what` names it ("--out", "the store").
+    With `folder_output` the output is a folder, which may be there already (what it holds is the caller's
+    to judge)."""
     target = Path(path)
     folder = target.parent if str(target.parent) else Path(".")
-    if target.is_dir():
+    if target.is_dir() and not folder_output:
         raise DestinationError(f"{what} {path} is a folder; give a file path")
     if not folder.exists():
         raise DestinationError(f"{what} {path}: folder {folder} does not exist (create it first)")
@@ -49,13 +54,6 @@ def check_destination(path: str | Path, what: str) -> None:
         raise DestinationError(f"{what} {path} is not writable")
 
 
-def current_umask() -> int:
-    """The process's umask (read by setting it and putting it back: POSIX has no getter)."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
 def temporary_beside(path: str | Path) -> tuple[int, str]:
     """A new hidden file beside `path` (`.NAME.XXXXXXXX.tmp`), opened for writing, to be renamed onto it.
     It is locked while the descriptor is open (see `remove_stale_temporaries`); stale ones an interrupted
@@ -63,26 +61,74 @@ def temporary_beside(path: str | Path) -> tuple[int, str]:
 
     Created with the mode any new file gets (0666 less the umask), not `mkstemp`'s 0600: the renamed
     output must be as readable as a file the user's other tools write. Returns (descriptor, name)."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    fd, name = _new_beside(path, lambda name: os.open(name, flags, 0o666))
+    return fd, str(name)
+
+
+def temporary_for_stream(path: str | Path, what: str) -> tuple[int, str]:
+    """`temporary_beside(path)` for an output written as the work goes. When its folder went away after it
+    was checked, the file is made beside the first fallback place that takes it instead (`write_output`'s),
+    where `put_in_place` keeps the output at the end, and says so, rather than losing the run."""
+    try:
+        return temporary_beside(path)
+    except OSError as err:
+        reason = err.strerror or str(err)
+    for place in _fallbacks(Path(path)):
+        try:
+            return temporary_beside(place)
+        except OSError:
+            continue
+    raise DestinationError(f"could not write {what} {path} ({reason}), nor anywhere else")
+
+
+@contextmanager
+def temporary_folder_beside(path: str | Path, what: str) -> Iterator[Path]:
+    """A new hidden folder beside `path` (`.NAME.XXXXXXXX.tmp`), for work to be renamed onto `path` or
+    thrown away: named and locked as `temporary_beside`'s files are, so that what a killed run leaves is
+    removed by a later one, and removed with whatever is still in it on leaving. Made with the mode any
+    new folder gets (0777 less the umask). A DestinationError naming `what` when it cannot be made."""
+
+    def make(name: Path) -> int | None:
+        os.mkdir(name)
+        return os.open(name, os.O_RDONLY) if fcntl is not None else None  # a folder's lock is on its descriptor
+
+    try:
+        fd, name = _new_beside(path, make)
+    except OSError as err:
+        folder = Path(path).parent if str(Path(path).parent) else Path(".")
+        raise DestinationError(f"{what} {path}: cannot make a folder in {folder} ({err.strerror or err})") from None
+    try:
+        yield name
+    finally:
+        shutil.rmtree(name, ignore_errors=True)  # before the lock goes: nobody takes it for a dead run's
+        if fd is not None:
+            os.close(fd)
+
+
+def _new_beside(path: str | Path, make: Callable[[Path], int | None]) -> tuple[int | None, Path]:
+    """`make(name)` with a free `.NAME.XXXXXXXX.tmp` name beside `path` (it raises FileExistsError when the
+    name is taken), the descriptor it returns locked; stale ones an interrupted write left are removed first."""
     target = Path(path)
     folder = target.parent if str(target.parent) else Path(".")
     remove_stale_temporaries(target)
-    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
     for _ in range(100):
         name = folder / f".{target.name}.{secrets.token_hex(4)}.tmp"
         try:
-            fd = os.open(name, flags, 0o666)
+            fd = make(name)
         except FileExistsError:
             continue
-        if fcntl is not None:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a new file: nobody else holds it
-        return fd, str(name)
+        if fcntl is not None and fd is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a new one: nobody else holds it
+        return fd, name
     raise FileExistsError(f"no free temporary name beside {path}")
 
 
 def remove_stale_temporaries(path: str | Path, stale_after: float = STALE_AFTER) -> list[Path]:
-    """Remove the temporary files interrupted writes left beside `path` (`.NAME.XXXXXXXX.tmp`, as
-    `temporary_beside` names them): those unchanged for `stale_after` seconds and locked by no writer.
-    Anything that cannot be looked at or removed is left as it is. Returns the files removed."""
+    """Remove the temporary files and folders interrupted writes left beside `path` (`.NAME.XXXXXXXX.tmp`,
+    as `temporary_beside` and `temporary_folder_beside` name them): those unchanged for `stale_after`
+    seconds (a folder: nothing in it either) and locked by no writer. Anything that cannot be looked at or
+    removed is left as it is. Returns what was removed."""
     target = Path(path)
     folder = target.parent if str(target.parent) else Path(".")
     pattern = re.compile(re.escape(f".{target.name}.") + r"[0-9a-f]{8}\.tmp")
@@ -93,14 +139,30 @@ def remove_stale_temporaries(path: str | Path, stale_after: float = STALE_AFTER)
         return removed
     for entry in entries:
         try:
-            fresh = time.time() - entry.stat(follow_symlinks=False).st_mtime < stale_after
-            if fresh or not entry.is_file(follow_symlinks=False) or _held(entry.path):
+            folder_left = entry.is_dir(follow_symlinks=False)
+            if not (folder_left or entry.is_file(follow_symlinks=False)):
                 continue
-            os.unlink(entry.path)
+            if time.time() - _last_change(entry) < stale_after or _held(entry.path):
+                continue
+            shutil.rmtree(entry.path) if folder_left else os.unlink(entry.path)
         except OSError:  # gone already, or not ours to read or remove
             continue
         removed.append(Path(entry.path))
     return removed
+
+
+def _last_change(entry: os.DirEntry) -> float:
+    """When the file, or the folder or anything in it, last changed."""
+    latest = entry.stat(follow_symlinks=False).st_mtime
+    if entry.is_dir(follow_symlinks=False):
+        for root, folders, files in os.walk(entry.path, onerror=_raise):
+            for name in (*folders, *files):
+                latest = max(latest, os.lstat(os.path.join(root, name)).st_mtime)
+    return latest
+
+
+def _raise(err: OSError) -> None:
+    raise err  # a folder that cannot be read through cannot be known to be stale
 
 
 def _held(path: str) -> bool:

@@ -59,7 +59,7 @@ from citeaudit.errors import InputError, Problem, RunLogError, format_path, vali
 from citeaudit.judges import JudgeSpec, Judgments, MemoryStore, RecordedJudge, Request
 from citeaudit.jsonio import ENCODING, StrictJson, decode_error, refused
 from citeaudit.files.loading import read_json_file
-from citeaudit.files.destinations import put_in_place, temporary_beside, write_output
+from citeaudit.files.destinations import put_in_place, temporary_for_stream, write_output
 from citeaudit.metrics import Parsing, Report, Settings, Signature, score_cases
 from citeaudit.records import Case, Judgment, directory_sha256, file_sha256
 from citeaudit.run.results import (AnswerRecord, CaseRecord, Finding, PassageRef, ResultSettings, Results, Summary, _Log,
@@ -436,7 +436,7 @@ class StreamWriter:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        fd, self._temporary = temporary_beside(self.path)
+        fd, self._temporary = temporary_for_stream(self.path, "run log")
         self._fh = os.fdopen(fd, "w+b")  # read back if the folder goes away (put_in_place)
         self._digest = hashlib.sha256()
         self.cases = 0

@@ -30,7 +30,7 @@ from citeaudit.errors import DestinationError
 from citeaudit.iteration import chunks
 from citeaudit.judges import JudgeSpec, Judgments, Request, judgment_source, parse_judge
 from citeaudit.judges.curated_stream import LabelTable, StreamedCuratedJudge
-from citeaudit.files.destinations import put_in_place, temporary_beside
+from citeaudit.files.destinations import put_in_place, temporary_for_stream
 from citeaudit.files.loading import each_case, each_checked_case
 from citeaudit.metrics import Settings, plan_requests
 from citeaudit.metrics.ratio import Ratio
@@ -442,7 +442,7 @@ class _Listing:
         self.target = Path(target) if target else None
         self._fh = None
         if self.target is not None:
-            fd, self._temporary = temporary_beside(self.target)
+            fd, self._temporary = temporary_for_stream(self.target, "--list")
             self._fh = open(fd, "w+", encoding="utf-8")  # read back if the folder goes away (put_in_place)
         self._seen: set[bytes] = set()
         self.count = 0

@@ -41,7 +41,8 @@ import re
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -49,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from citeaudit.errors import InputError, Problem, TrainingError
-from citeaudit.files.destinations import current_umask
+from citeaudit.files.destinations import temporary_folder_beside
 from citeaudit.files.labelled import Row
 from citeaudit.judges import calibration as calib
 from citeaudit.judges.base import Request
@@ -839,7 +840,8 @@ def torch_available() -> bool:
 def adapt_judge(team: TeamLabels, out_dir: str | Path, base_dir: str | Path | None = None,
                 settings: Settings = Settings(), progress: Progress = _quiet, force: bool = False) -> dict[str, Any]:
     """Cross-validate, adapt on every row, check forgetting, write the judge directory. Nothing is left
-    at `out_dir` unless the whole directory was written (it is built beside it and renamed)."""
+    at `out_dir` unless the whole directory was written: it is built in a hidden folder beside it, which
+    holds every temporary file of the adaptation, and renamed into place."""
     started = time.monotonic()
     progress, seconds = _timed(progress)
     base_dir = Path(base_dir) if base_dir else shipped_model_dir()
@@ -863,17 +865,19 @@ def adapt_judge(team: TeamLabels, out_dir: str | Path, base_dir: str | Path | No
     if plan.english is None and plan.chinese is None:
         raise InputError([Problem(team.described_as or "labels", None, "labels",
                                   "too few labels to adapt the judge: " + "; ".join(plan.reasons))])
-    adapter = Adapter(base_dir, settings, plan, progress)
-    adapter.question_of = {id(r): q for r, q in zip(team.rows, team.questions)}
-    if settings.folds >= 2:
-        report["cross_validation"] = cross_validate(adapter, team, chinese_of)
-    state, record = adapter.adapt(english, chinese, "fine-tuning on every pair")
-    if "forgetting" in record:
-        report["forgetting"] = record.pop("forgetting")
-    report["adaptation"] = record
-    report["minutes"] = round((time.monotonic() - started) / 60, 2)
-    progress("writing the judge", 0, 1)
-    written = write_judge(out, base_dir, state, report)
+    # made first: a destination that cannot be written is refused before any work
+    with temporary_folder_beside(out, "--out") as work, _temporaries_in(work):
+        adapter = Adapter(base_dir, settings, plan, progress)
+        adapter.question_of = {id(r): q for r, q in zip(team.rows, team.questions)}
+        if settings.folds >= 2:
+            report["cross_validation"] = cross_validate(adapter, team, chinese_of)
+        state, record = adapter.adapt(english, chinese, "fine-tuning on every pair")
+        if "forgetting" in record:
+            report["forgetting"] = record.pop("forgetting")
+        report["adaptation"] = record
+        report["minutes"] = round((time.monotonic() - started) / 60, 2)
+        progress("writing the judge", 0, 1)
+        written = write_judge(out, base_dir, state, report, work)
     report["judge"] = {"dir": str(out), "sha256": directory_sha256(written),
                        "spec": f"model:path={out}"}
     report["minutes"] = round((time.monotonic() - started) / 60, 2)
@@ -896,40 +900,47 @@ def _timed(progress: Progress) -> tuple[Progress, dict[str, float]]:
     return timed, seconds
 
 
-def write_judge(out: Path, base_dir: Path, state: JudgeState, report: dict) -> Path:
-    """The judge directory, built in a hidden sibling folder and renamed into place."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    work.chmod(0o777 & ~current_umask())  # mkdtemp's 0700 would leave the judge readable by its maker alone
+@contextmanager
+def _temporaries_in(folder: Path) -> Iterator[None]:
+    """Temporary files made without a folder named (onnxruntime's quantiser copies the model to one) go to
+    `folder` too, not to the system's temporary folder, where a killed run would leave them."""
+    before, tempfile.tempdir = tempfile.tempdir, str(folder)
     try:
-        if state.model is not None:
-            _export(state.model, base_dir, work)
-        else:
-            for name in ("model_int8.onnx", "tokenizer.json", "config.json"):
-                shutil.copyfile(_onnx_file(base_dir) if name.endswith(".onnx") else base_dir / name, work / name)
-        cal = replace(state.calibration, band=state.band, zh_threshold=state.zh_threshold,
-                      fitted_on={**state.calibration.fitted_on, "adapted_from": report["base"],
-                                 "labels_sha256": report["labels"]["sha256"]})
-        cal.save(work)
-        _write_card(work, report)
-        if out.exists():
-            shutil.rmtree(out) if out.is_dir() else out.unlink()
-        work.rename(out)
-    except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
-        raise
+        yield
+    finally:
+        tempfile.tempdir = before
+
+
+def write_judge(out: Path, base_dir: Path, state: JudgeState, report: dict, work: Path) -> Path:
+    """The judge directory, built in `work` (a hidden folder beside `out`, removed by the caller) and
+    renamed into place."""
+    built = work / "judge"
+    built.mkdir()  # with the mode any new folder gets, as the judge's other readers expect
+    if state.model is not None:
+        _export(state.model, base_dir, built, work)
+    else:
+        for name in ("model_int8.onnx", "tokenizer.json", "config.json"):
+            shutil.copyfile(_onnx_file(base_dir) if name.endswith(".onnx") else base_dir / name, built / name)
+    cal = replace(state.calibration, band=state.band, zh_threshold=state.zh_threshold,
+                  fitted_on={**state.calibration.fitted_on, "adapted_from": report["base"],
+                             "labels_sha256": report["labels"]["sha256"]})
+    cal.save(built)
+    _write_card(built, report)
+    if out.exists():
+        shutil.rmtree(out) if out.is_dir() else out.unlink()
+    built.rename(out)
     return out
 
 
-def _export(model, base_dir: Path, dest: Path) -> None:
+def _export(model, base_dir: Path, dest: Path, work: Path) -> None:
+    """`model` as the judge's int8 ONNX model in `dest`, by way of its transformers and fp32 ONNX forms in `work`."""
     from citeaudit.training.export import export_fp32, quantize_int8
 
-    with tempfile.TemporaryDirectory(prefix="citeaudit-adapt-") as tmp:
-        hf = Path(tmp) / "hf"
-        model.save_pretrained(hf)
-        shutil.copyfile(base_dir / "tokenizer.json", hf / "tokenizer.json")
-        export_fp32(hf, Path(tmp) / "fp32", MAX_LEN)
-        quantize_int8(Path(tmp) / "fp32", dest)
+    hf = work / "hf"
+    model.save_pretrained(hf)
+    shutil.copyfile(base_dir / "tokenizer.json", hf / "tokenizer.json")
+    export_fp32(hf, work / "fp32", MAX_LEN)
+    quantize_int8(work / "fp32", dest)
     config = json.loads((base_dir / "config.json").read_text(encoding="utf-8"))
     (dest / "config.json").write_text(json.dumps(config, indent=1), encoding="utf-8")
 
