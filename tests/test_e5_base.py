@@ -66,6 +66,7 @@ def test_q4_blocks_dequantise_low_nibbles_first(e5):
 @pytest.mark.parametrize("content, message", [
     (b"GGUF" + bytes(60), "not an e5 model file"),
     (b"E5S1" + bytes(10), "truncated or malformed"),
+    (b"", "truncated or malformed"),
 ])
 def test_a_file_that_is_not_an_e5_model_is_named(tmp_path, content, message):
     path = tmp_path / "model.bin"
