@@ -138,7 +138,8 @@ def bundle(target: Path, base: str, data_dir: str | None, nli_sets: str, nli_rat
 
     print("building the mix ...", file=sys.stderr)
     examples, manifest = build_mix(data_dir, nli_ratio=nli_ratio, seed=seed, per_source_cap=per_source_cap,
-                                   count=count, nli_sets=nli_sets, unstated_licence_nli=unstated_licence_nli)
+                                   count=count, nli_sets=nli_sets, unstated_licence_nli=unstated_licence_nli,
+                                   pair_specials=tokenizer.num_special_tokens_to_add(pair=True))
     manifest["tokenizer_sha256"] = _sha256(base_dir / "tokenizer.json")
     write_mix(target / "mix", examples, manifest, compress=True)
     dev = split_rows(load_all(data_dir))["dev"]

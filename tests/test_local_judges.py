@@ -151,3 +151,31 @@ def test_window_size_and_threads_from_the_environment(models, monkeypatch):
     monkeypatch.setenv("CITEAUDIT_MAX_TOKENS", "many")
     with pytest.raises(JudgeSetupError, match=r"^CITEAUDIT_MAX_TOKENS: expected a positive integer, got 'many'$"):
         make_judge(f"onnx:{models['onnx']}", [])
+
+
+@pytest.fixture(scope="module")
+def xlmr_models(tmp_path_factory):
+    root = tmp_path_factory.mktemp("xlmr")
+    hf = tiny_models.build_xlmr(root / "tiny-xlmr")
+    return {"hf": hf, "onnx": tiny_models.export_onnx(hf, root / "tiny-xlmr-onnx")}
+
+
+@pytest.mark.parametrize("kind", ["hf", "onnx"])
+def test_windows_leave_room_for_the_four_special_tokens_of_an_xlmr_pair(xlmr_models, kind):
+    """`<s> window </s></s> claim </s>`: a window cut to the budget still fits the model's length."""
+    from citeaudit.judges.local import CrossEncoderJudge
+
+    judge = CrossEncoderJudge(kind, xlmr_models[kind], max_tokens=32)
+    tokenizer, lengths = judge.backend.tokenizer, []
+    predict = judge.backend.predict
+
+    def recording(premises, hypotheses):
+        for p, h in zip(premises, hypotheses):
+            lengths.append(len(tokenizer.encode(p, h).ids if kind == "onnx" else tokenizer(p, h)["input_ids"]))
+        return predict(premises, hypotheses)
+
+    judge.backend.predict = recording
+    text = " ".join(["standard items can be returned up to thirty days after delivery"] * 12) + "."
+    verdict = judge.judge("a receipt is required.", [SourcePassage("L", "L", "v1", text, 0, len(text))])
+    assert "was cut" in verdict.explanation
+    assert max(lengths) == 32 and judge.backend.pair_specials == 4  # the cut window fills the budget exactly

@@ -80,6 +80,7 @@ class _HFBackend:
         self.id2label = {int(k): v for k, v in self.model.config.id2label.items()}
         self.max_length = min(int(getattr(self.model.config, "max_position_embeddings", 512)),
                               int(getattr(self.tokenizer, "model_max_length", 512) or 512))
+        self.pair_specials = self.tokenizer.num_special_tokens_to_add(pair=True)
 
     def count(self, text: str) -> int:
         return len(self.tokenizer.encode(text, add_special_tokens=False))
@@ -111,6 +112,8 @@ class _ONNXBackend:
         self.tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
         self.tokenizer.no_truncation()
         self.tokenizer.no_padding()
+        processor = self.tokenizer.post_processor
+        self.pair_specials = processor.num_special_tokens_to_add(True) if processor is not None else 0
         options = ort.SessionOptions()
         if threads:
             options.intra_op_num_threads = threads
@@ -157,6 +160,11 @@ class CrossEncoderJudge:
         self.signature = (f"{kind}:{self.path.name}@{VERSION}#{model_hash(self.path)[:12]}"
                           f"|max={self.max_tokens}|map={mapping}")
 
+    def window_budget(self, claim_tokens: int) -> int:
+        """Tokens left for the evidence beside a claim of `claim_tokens` and the pair's special tokens
+        (3 for BERT's `[CLS] a [SEP] b [SEP]`, 4 for XLM-R's `<s> a </s></s> b </s>`)."""
+        return self.max_tokens - claim_tokens - self.backend.pair_specials
+
     def count(self, text: str) -> int:
         """Tokens in `text`, remembered: a passage cited by several claims, or judged alone and in its
         set for ALCE precision, is cut into the same windows again, and counting is most of the
@@ -171,8 +179,7 @@ class CrossEncoderJudge:
         (or joined set) is appended to it, so a caller can check the evidence without re-windowing."""
         pairs: list[tuple[int, list[Window], str]] = []  # (request index, windows, premise text)
         for i, request in enumerate(requests):
-            # Room for the claim and the three special tokens of a pair ([CLS] a [SEP] b [SEP]).
-            budget = self.max_tokens - self.count(request.text) - 3
+            budget = self.window_budget(self.count(request.text))
             if budget < 16:
                 raise JudgeError(f"claim too long for a {self.max_tokens}-token model: {request.text[:80]!r}")
             for windows in set_windows(request.passages, self.count, budget):

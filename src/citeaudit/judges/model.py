@@ -155,8 +155,7 @@ class PassageEncodedJudge(CrossEncoderJudge):
             if request.text not in claims:
                 claims[request.text] = self.backend.tokenizer.encode(request.text, add_special_tokens=False).ids
             claim_ids = claims[request.text]
-            # Room for the claim and the three special tokens of a pair ([CLS] a [SEP] b [SEP]).
-            budget = self.max_tokens - len(claim_ids) - 3
+            budget = self.window_budget(len(claim_ids))
             if budget < 16:
                 raise JudgeError(f"claim too long for a {self.max_tokens}-token model: {request.text[:80]!r}")
             passages = {p.id: p for p in request.passages}
@@ -284,7 +283,7 @@ class ModelJudge:
         if ev is None or ev.passage not in passages:
             return "\n".join(p.text for p in request.passages)
         if judgment.scores and "similarity" not in judgment.scores:  # a model window: find its group
-            budget = self.inner.max_tokens - self.inner.count(request.text) - 3
+            budget = self.inner.window_budget(self.inner.count(request.text))
             if budget >= 16:
                 for group in set_windows(request.passages, self.inner.count, budget):
                     w = group[0]

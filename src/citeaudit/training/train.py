@@ -78,15 +78,16 @@ def _overlap(claim: str, text: str) -> float:
     return len(c & t) / (len(c) or 1)
 
 
-def premise_for(row: dict, count, max_len: int) -> str:
+def premise_for(row: dict, count, max_len: int, pair_specials: int = 3) -> str:
     """What the model reads for an attribution row: the passages joined when they fit, else the one
-    sentence window with the highest word overlap with the claim."""
+    sentence window with the highest word overlap with the claim (`pair_specials`: the special tokens of
+    a pair, 3 for BERT's tokenizers, 4 for XLM-R's)."""
     from citeaudit.judges.windows import set_windows
     from citeaudit.records import SourcePassage
 
     passages = [SourcePassage(id=p["id"], doc_id=p["id"], version=None, text=p["text"], start=0,
                               end=len(p["text"])) for p in row["passages"]]
-    budget = max(16, max_len - count(row["claim"]) - 3)
+    budget = max(16, max_len - count(row["claim"]) - pair_specials)
     items = set_windows(passages, count, budget)
     texts = ["\n".join(w.text for w in ws) for ws in items]
     return max(texts, key=lambda t: _overlap(row["claim"], t))
@@ -130,9 +131,10 @@ def build_mix(data_dir: Path | str | None = None, extra_labels: str | Path | Non
               leave_out: str | None = None, nli_ratio: float = 3, seed: int = 0,
               per_source_cap: int = 1600, max_len: int = 256, count=None,
               nli_sets: str | Sequence[str] = "standard", unstated_licence_nli: bool = False,
-              languages: Sequence[str] = ("en",), nli_zh: int = 0, derived_per_kind: int = 0,
-              ) -> tuple[list[dict], dict]:
-    """(examples, manifest): examples are {"premise", "hypothesis", "label", "source", "kind"}.
+              pair_specials: int = 3, languages: Sequence[str] = ("en",), nli_zh: int = 0,
+              derived_per_kind: int = 0) -> tuple[list[dict], dict]:
+    """(examples, manifest): examples are {"premise", "hypothesis", "label", "source", "kind"}; windows are
+    cut with `count` to fit `max_len` beside the claim and the pair's `pair_specials` special tokens.
 
     judge-v1's mix is the default (English attribution rows, English NLI). A multilingual base adds
     `languages=("en", "zh")` (CiteCheck's train rows), `nli_zh` Chinese NLI rows drawn evenly from
@@ -165,7 +167,7 @@ def build_mix(data_dir: Path | str | None = None, extra_labels: str | Path | Non
     for source, rows in sorted(by_source.items()):
         attribution += balance_source(rows, rng, per_source_cap)
     attribution += extra  # reviewed examples are taken as they are, unbalanced and all of them
-    examples = [{"premise": premise_for(r, count, max_len), "hypothesis": r["claim"], "label": r["label"],
+    examples = [{"premise": premise_for(r, count, max_len, pair_specials), "hypothesis": r["claim"], "label": r["label"],
                  "source": r["source"], "kind": "attribution"} for r in attribution]
     # NLI: nli_ratio x the attribution count, drawn round-robin over the sets
     want = int(round(nli_ratio * len(examples)))
@@ -426,8 +428,9 @@ def train_judge(out_dir: str | Path, data_dir: str | Path | None = None, extra_l
     else:
         examples, manifest = build_mix(data_dir, extra_labels, leave_out, nli_ratio, seed, max_len=max_len,
                                        count=count, per_source_cap=per_source_cap, nli_sets=nli_sets,
-                                       unstated_licence_nli=unstated_licence_nli, languages=languages,
-                                       nli_zh=nli_zh, derived_per_kind=derived_per_kind)
+                                       unstated_licence_nli=unstated_licence_nli,
+                                       pair_specials=tokenizer.num_special_tokens_to_add(pair=True),
+                                       languages=languages, nli_zh=nli_zh, derived_per_kind=derived_per_kind)
         manifest["tokenizer_sha256"] = tokenizer_sha
         write_mix(work, examples, manifest)
         if ckpt_file.exists() and not resume:
