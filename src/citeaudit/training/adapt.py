@@ -53,9 +53,10 @@ from citeaudit.files.destinations import current_umask
 from citeaudit.files.labelled import Row
 from citeaudit.judges import calibration as calib
 from citeaudit.judges.base import Request
-from citeaudit.judges.model import ModelJudge, is_chinese, shipped_model_dir
+from citeaudit.judges.judge_dir import load_judge_dir
+from citeaudit.judges.model import ModelJudge, is_chinese, model_dir
 from citeaudit.judges.spec import MODEL_UNCERTAIN_BAND, ZH_EMBEDDING_THRESHOLD
-from citeaudit.records import Judgment, directory_sha256
+from citeaudit.records import Judgment, directory_sha256, file_sha256
 from citeaudit.stats import best_threshold, metrics
 from citeaudit.training.anchor import ANCHOR_FILE, REPLAY_FILE, read_examples
 from citeaudit.training.config import LABEL2ID
@@ -244,7 +245,7 @@ class JudgeState:
 
 
 def base_state(model_dir: Path) -> JudgeState:
-    cal = calib.load(model_dir)
+    cal = load_judge_dir(model_dir).calibration
     if cal is None:
         raise TrainingError(f"{model_dir}: the judge to adapt has no calibration.json")
     return JudgeState(None, cal, cal.band if cal.band is not None else MODEL_UNCERTAIN_BAND,
@@ -430,10 +431,8 @@ def torch_model_from_onnx(model_dir: Path):
 
 
 def _onnx_file(model_dir: Path) -> Path:
-    found = sorted(model_dir.glob("*.onnx"))
-    if not found:
-        raise TrainingError(f"{model_dir}: no .onnx model to adapt")
-    return next((f for f in found if f.name == "model_int8.onnx"), found[0])
+    """The model file the directory's judge loads: its weights are the ones adapted."""
+    return load_judge_dir(model_dir).model_file
 
 
 def _head_size(graph, tensors) -> int:
@@ -842,7 +841,7 @@ def adapt_judge(team: TeamLabels, out_dir: str | Path, base_dir: str | Path | No
     at `out_dir` unless the whole directory was written (it is built beside it and renamed)."""
     started = time.monotonic()
     progress, seconds = _timed(progress)
-    base_dir = Path(base_dir) if base_dir else shipped_model_dir()
+    base_dir = model_dir(base_dir).path  # every file of the base checked before any work
     out = Path(out_dir)
     if out.exists() and (not out.is_dir() or any(out.iterdir())) and not force:
         raise InputError([Problem(str(out), None, "", "exists and is not empty (choose another folder or --force)")])
@@ -898,6 +897,8 @@ def _timed(progress: Progress) -> tuple[Progress, dict[str, float]]:
 
 def write_judge(out: Path, base_dir: Path, state: JudgeState, report: dict) -> Path:
     """The judge directory, built in a hidden sibling folder and renamed into place."""
+    from citeaudit.training.export import SHIPPED_FILES
+
     out.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     work.chmod(0o777 & ~current_umask())  # mkdtemp's 0700 would leave the judge readable by its maker alone
@@ -905,13 +906,13 @@ def write_judge(out: Path, base_dir: Path, state: JudgeState, report: dict) -> P
         if state.model is not None:
             _export(state.model, base_dir, work)
         else:
-            for name in ("model_int8.onnx", "tokenizer.json", "config.json"):
+            for name in SHIPPED_FILES:
                 shutil.copyfile(_onnx_file(base_dir) if name.endswith(".onnx") else base_dir / name, work / name)
         cal = replace(state.calibration, band=state.band, zh_threshold=state.zh_threshold,
                       fitted_on={**state.calibration.fitted_on, "adapted_from": report["base"],
                                  "labels_sha256": report["labels"]["sha256"]})
         cal.save(work)
-        _write_card(work, report)
+        _write_card(work, report, {name: file_sha256(work / name) for name in SHIPPED_FILES})
         if out.exists():
             shutil.rmtree(out) if out.is_dir() else out.unlink()
         work.rename(out)
@@ -934,10 +935,12 @@ def _export(model, base_dir: Path, dest: Path) -> None:
     (dest / "config.json").write_text(json.dumps(config, indent=1), encoding="utf-8")
 
 
-def _write_card(work: Path, report: dict) -> None:
+def _write_card(work: Path, report: dict, files: dict[str, str]) -> None:
+    """The card, with the hashes of the files the judge reads: loading checks them (judges/judge_dir.py)."""
     card = {"name": "citeaudit judge-v1, adapted", "adapted_from": report["base"], "labels": report["labels"],
             "plan": report["plan"], "settings": report["settings"], "adaptation": report.get("adaptation"),
-            "cross_validation": report.get("cross_validation"), "forgetting": report.get("forgetting")}
+            "cross_validation": report.get("cross_validation"), "forgetting": report.get("forgetting"),
+            "files": files}
     (work / "model_card.json").write_text(json.dumps(card, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     (work / "MODEL_CARD.md").write_text(render_card(card), encoding="utf-8")
 
