@@ -25,6 +25,7 @@ from citeaudit.errors import InputError, JudgeSetupError  # noqa: E402
 from citeaudit.files.labelled import Row, load_rows  # noqa: E402
 from citeaudit.judges import calibration as calib  # noqa: E402
 from citeaudit.judges.model import ModelJudge, shipped_model_dir  # noqa: E402
+from citeaudit.records import file_sha256  # noqa: E402
 from citeaudit.records import SourcePassage  # noqa: E402
 from citeaudit.training import adapt  # noqa: E402
 
@@ -224,6 +225,19 @@ def test_an_adaptation_keeps_its_temporary_files_beside_the_judge_and_removes_th
     assert list(system_temporary.iterdir()) == [] and system_temporary.stat().st_mtime == LONG_AGO
     # ... and nothing left beside the judge
     assert sorted(p.name for p in out.parent.iterdir()) == ["judge", "system-temporary"]
+
+
+def test_the_card_records_the_files_the_judge_reads_and_loading_checks_them(adapted, tmp_path):
+    out, _ = adapted
+    card = json.loads((out / "model_card.json").read_text())
+    assert card["files"] == {name: file_sha256(out / name)
+                             for name in ("model_int8.onnx", "tokenizer.json", "config.json")}
+    copy = tmp_path / "judge"
+    shutil.copytree(out, copy)
+    (copy / "config.json").write_text((copy / "config.json").read_text() + "\n")  # sound JSON, another file
+    with pytest.raises(JudgeSetupError, match=r"config.json: sha256 [0-9a-f]{12}… is not the [0-9a-f]{12}… that "
+                                              r"model_card.json records for it"):
+        ModelJudge(path=copy)
 
 
 def test_the_report_is_cross_validated_with_figures_for_each_route(adapted):

@@ -154,6 +154,24 @@ def test_a_broken_run_log_is_a_located_error(runner, run_log, case_file, change,
     assert result.exception is None or isinstance(result.exception, SystemExit)
 
 
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("command", ["repair", "rescore"])
+def test_a_case_of_the_log_that_no_longer_resolves_is_located_in_the_log(runner, case_file, tmp_path, command, stream):
+    run_log = tmp_path / ("run.jsonl" if stream else "run.json")
+    assert runner.invoke(main, ["score", str(case_file), "--out", str(run_log)]).exit_code == 0
+    # the one case (in the document, or on the line after a stream's header) cites a passage it does not hold
+    text = run_log.read_text(encoding="utf-8")
+    records = [json.loads(line) for line in text.splitlines()] if stream else [json.loads(text)]
+    case = records[1]["case"] if stream else records[0]["cases"][0]
+    case["answers"][0]["statements"][0]["citations"] = ["D9"]
+    run_log.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    result = runner.invoke(main, [command, str(run_log)])
+    assert result.exit_code == 2, result.output
+    assert (f"citeaudit: {run_log}: case c1: answers[0].statements[0].citations[0]: unknown passage 'D9'\n"
+            "the run log's cases do not resolve: it was changed after it was written") in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
 def _edit_support(run_log: Path) -> None:
     """Change the stored support figures by hand, as someone editing the file would."""
     data = json.loads(run_log.read_text(encoding="utf-8"))

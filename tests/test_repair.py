@@ -457,6 +457,19 @@ def test_a_run_log_whose_judge_cannot_be_made_again_is_repaired_from_its_judgmen
     assert json.loads(result.stdout)["asked"] == 0
 
 
+def test_a_run_log_whose_model_directory_is_gone_is_repaired_from_its_judgments(runner, desk, tmp_path):
+    """The log's spec names a judge directory that is not here: its files are not read to name the judge."""
+    run = tmp_path / "run.json"
+    runner.invoke(main, ["score", str(desk), "--out", str(run)])
+    data = json.loads(run.read_text())
+    data["judge_spec"].update(spec=f"model:path={tmp_path / 'gone'}", kind="model")
+    run.write_text(json.dumps(data))
+    result = runner.invoke(main, ["repair", str(run), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    assert "the run's judge cannot be made again here" in result.stderr
+    assert repairs_of(result.stdout)[("original", "C1")]["note"] == "cite S1 instead of S2"
+
+
 def test_expertqa_answers_with_the_experts_labels_get_no_guessed_suggestion(runner):
     sample = Path(__file__).parent / "fixtures" / "formats" / "expertqa_rand_val_sample.jsonl"
     result = runner.invoke(main, ["repair", str(sample), "--from", "expertqa", "--format", "json"])

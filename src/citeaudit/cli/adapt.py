@@ -36,11 +36,13 @@ def adapt_judge_cmd(labels, out_dir, base_dir, folds, epochs, domain_only, recal
     calibration, band and Chinese threshold, reports cross-validated agreement before and after, and
     writes the judge into OUT: use it with --judge model:path=OUT."""
     from citeaudit.files.destinations import check_destination
+    from citeaudit.judges.model import model_dir
     from citeaudit.training.adapt import Settings, adapt_judge, load_team_labels
 
     fmt_from = None if source_format == "citeaudit" else source_format
     parse_reader_options(reader_options, fmt_from)  # a bad --option is refused before any work
     check_destination(out_dir, "--out", folder_output=True)
+    model_dir(base_dir)  # and a damaged judge directory, as --judge model:path=DIR is (judges/judge_dir.py)
 
     def read_cases(paths):
         return load_inputs(paths, reading_for(conventions, invalid_citations, source_format, claims), source_format,

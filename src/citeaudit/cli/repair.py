@@ -37,7 +37,7 @@ def _run_log_source(path: str, judge_name: str | None, store: str | None):
         judge = run_judge(spec, cases, conventions)
     else:
         rebuilt = rebuild_log_judge(log, cases)
-        spec = rebuilt.spec or (parse_judge(log.judge_spec.spec) if log.judge_spec else None)
+        spec = rebuilt.spec or (parse_judge(log.judge_spec.spec, read_files=False) if log.judge_spec else None)
         judge = rebuilt.judge or RecordedJudge(store_layers, log.judge)
         if rebuilt.judge is None:
             echo_text(f"citeaudit: repair: the run's judge cannot be made again here ({log.judge[:80]}): candidates "

@@ -91,6 +91,10 @@ def load(model_dir: str | Path) -> Calibration | None:
         d = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise JudgeSetupError(f"{path}: not valid JSON ({exc.msg}, line {exc.lineno})") from exc
+    except UnicodeDecodeError:
+        raise JudgeSetupError(f"{path}: not UTF-8 text") from None
+    except OSError as exc:  # a folder in its place, no permission
+        raise JudgeSetupError(f"{path}: cannot read it ({exc.strerror})") from None
     if not isinstance(d, dict):
         raise JudgeSetupError(f"{path}: expected an object with 'features', 'weights' and 'bias'")
     features_ = d.get("features")

@@ -12,7 +12,6 @@ claim makes the label `contradicts` unless another window entails it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from citeaudit.extras import require
 from citeaudit.records import LABELS, Evidence, Judgment, Label, SourcePassage, directory_sha256
 from citeaudit.judges.base import Request
 from citeaudit.judges.cache import BoundedCache
+from citeaudit.judges.judge_dir import load_judge_dir
 from citeaudit.judges.spec import HF, ONNX, Options
 from citeaudit.judges.windows import Window, set_windows
 
@@ -102,13 +102,9 @@ class _ONNXBackend:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
-        model_file = next((path / n for n in ("model.onnx", "model_quantized.onnx", "model_int8.onnx")
-                           if (path / n).exists()), None) or next(iter(sorted(path.glob("*.onnx"))), None)
-        if model_file is None or not (path / "tokenizer.json").exists() or not (path / "config.json").exists():
-            raise JudgeSetupError(f"{path}: an ONNX judge needs an .onnx model, tokenizer.json and config.json")
-        config = json.loads((path / "config.json").read_text(encoding="utf-8"))
-        self.id2label = {int(k): v for k, v in config.get("id2label", {}).items()}
-        self.max_length = int(config.get("max_position_embeddings", 512))
+        files = load_judge_dir(path)  # every file checked first: a damaged one is named, not a traceback
+        self.id2label = {int(k): v for k, v in files.config["id2label"].items()}
+        self.max_length = int(files.config.get("max_position_embeddings", 512))
         self.tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
         self.tokenizer.no_truncation()
         self.tokenizer.no_padding()
@@ -117,7 +113,11 @@ class _ONNXBackend:
         options = ort.SessionOptions()
         if threads:
             options.intra_op_num_threads = threads
-        self.session = ort.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
+        try:
+            self.session = ort.InferenceSession(str(files.model_file), options, providers=["CPUExecutionProvider"])
+        except Exception as err:  # a graph damaged inside a sound file (no card hash to catch it)
+            raise JudgeSetupError(f"{files.model_file}: onnxruntime cannot load it "
+                                  f"({str(err).strip().splitlines()[0][:200]})") from None
         # Feed inputs by *name*: an exported graph's input order is not guaranteed.
         self.inputs = {i.name for i in self.session.get_inputs()}
 

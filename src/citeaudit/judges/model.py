@@ -61,6 +61,7 @@ from citeaudit.judges import calibration
 from citeaudit.judges.base import Request
 from citeaudit.judges.cache import BoundedCache
 from citeaudit.judges.guard import check
+from citeaudit.judges.judge_dir import JudgeDir, load_judge_dir
 from citeaudit.judges.local import CrossEncoderJudge
 from citeaudit.judges.spec import MODEL, MODEL_UNCERTAIN_BAND, ZH_EMBEDDING_THRESHOLD
 from citeaudit.judges.windows import TokenSpans, Window, set_windows
@@ -85,6 +86,12 @@ def shipped_model_dir() -> Path:
     if not (path / "config.json").exists():
         raise JudgeSetupError(f"the shipped model is missing at {path}")
     return path
+
+
+def model_dir(path: str | Path | None = None) -> JudgeDir:
+    """The model judge's directory (`path`, else the shipped one), read and checked: a damaged file is a
+    JudgeSetupError naming it. Checked once per version of its files, however often it is asked."""
+    return load_judge_dir(path if path else shipped_model_dir())
 
 
 def is_chinese(request: Request) -> bool:
@@ -179,16 +186,17 @@ class ModelJudge:
                  band: float | None = None):
         self.options = MODEL.of(path=path, guard=guard, threads=threads, zh=zh, batch_size=batch_size,
                                 calibrated=calibrated, band=band)  # checked: a JudgeSetupError names a bad one
-        self.path = Path(self.options["path"]) if self.options["path"] else shipped_model_dir()
+        self.judge_dir = model_dir(self.options["path"])
+        self.path = self.judge_dir.path
         self.inner = PassageEncodedJudge(self.path, batch_size=self.options["batch"], threads=self.options["threads"])
         self.guard = self.options["guard"]
-        self.calibration = calibration.load(self.path) if self.options["calibration"] else None
+        fitted = self.judge_dir.calibration
+        self.calibration = fitted if self.options["calibration"] else None
         self.zh = self.options["zh"]
         self._zh_judge = None
         self._judged: BoundedCache[tuple[Request, bool], Judgment] = BoundedCache(100_000)
         # the band needs the calibrated p(support): without a calibration there is none; unless given,
         # it is the one fitted with the calibration (an adapted judge's), else the shipped default
-        fitted = self.calibration if self.calibration is not None else calibration.load(self.path)
         self.band = (0.0 if self.calibration is None else self.options["band"] if self.options["band"] is not None
                      else fitted.band if fitted.band is not None else MODEL_UNCERTAIN_BAND)
         self.zh_threshold = (fitted.zh_threshold if fitted is not None and fitted.zh_threshold is not None

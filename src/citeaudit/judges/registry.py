@@ -9,7 +9,7 @@ from citeaudit.errors import JudgeSetupError, UnknownJudge
 from citeaudit.parse.resolve import ResolvedCase
 from citeaudit.judges.base import Judge
 from citeaudit.judges.curated import CuratedJudge
-from citeaudit.judges.spec import EMBEDDING, HF, MODEL, ONNX, OPENAI, JudgeOptions, JudgeSpec
+from citeaudit.judges.spec import EMBEDDING, HF, MODEL, ONNX, OPENAI, JudgeOptions, JudgeSpec, Options
 
 JudgeFactory = Callable[[str, Sequence[ResolvedCase]], Judge]
 
@@ -24,16 +24,17 @@ class JudgeKind:
     options: JudgeOptions | None = None  # its option table; None: it reads its argument itself
     reads_cases: bool = False  # built from the cases (the curated judge's labels)
     can_be_unsure: bool = False  # its judgments can be `uncertain`
+    check: Callable[[Options], None] | None = None  # reads what its options name (files) when the spec is read
 
 
 _REGISTRY: dict[str, JudgeKind] = {}
 
 
 def _kind(name: str, description: str, options: JudgeOptions | None = None, reads_cases: bool = False,
-          can_be_unsure: bool = False):
+          can_be_unsure: bool = False, check: Callable[[Options], None] | None = None):
     def decorate(build: Callable[[JudgeSpec, Sequence[ResolvedCase]], Judge]):
         _REGISTRY[name] = JudgeKind(name, _with_options(description, options) if options else description, build,
-                                    options, reads_cases, can_be_unsure)
+                                    options, reads_cases, can_be_unsure, check)
         return build
 
     return decorate
@@ -77,8 +78,16 @@ def _onnx(spec: JudgeSpec, cases: Sequence[ResolvedCase]) -> Judge:
     return local_judge("onnx", spec.options)
 
 
+def _model_dir(options: Options) -> None:
+    """The model directory (path=, else the shipped one) read and checked when the spec is: a damaged file
+    stops every command before any work, with the same message."""
+    from citeaudit.judges.model import model_dir
+
+    model_dir(options["path"])
+
+
 @_kind("model", "the shipped offline judge (int8 MiniLM cross-encoder + qualifier guard): model[:OPTION=VALUE,...]",
-       MODEL, can_be_unsure=True)
+       MODEL, can_be_unsure=True, check=_model_dir)
 def _model(spec: JudgeSpec, cases: Sequence[ResolvedCase]) -> Judge:
     from citeaudit.judges.model import ModelJudge
 
@@ -119,9 +128,11 @@ def judge_kinds() -> dict[str, JudgeKind]:
     return dict(sorted(_REGISTRY.items()))
 
 
-def parse_judge(spec: str | JudgeSpec) -> JudgeSpec:
-    """`NAME` or `NAME:ARGUMENT` parsed and checked (nothing is loaded); see judges/spec.py for the grammar.
-    An unknown judge, option or value is an error that names it and lists what is allowed."""
+def parse_judge(spec: str | JudgeSpec, *, read_files: bool = True) -> JudgeSpec:
+    """`NAME` or `NAME:ARGUMENT` parsed and checked (no judge is built); see judges/spec.py for the grammar.
+    An unknown judge, option or value is an error that names it and lists what is allowed. The files a
+    spec names are read and checked too (a model directory: judges/judge_dir.py), unless `read_files` is
+    False: a spec a run log records names its judge, whose files may not be here."""
     if isinstance(spec, JudgeSpec):
         return spec
     text = spec.strip()
@@ -132,15 +143,18 @@ def parse_judge(spec: str | JudgeSpec) -> JudgeSpec:
     if name == "cascade":
         from citeaudit.judges.cascade import cascade_parts
 
-        parts = tuple(None if p is None else parse_judge(p) for p in cascade_parts(argument, _REGISTRY.__contains__))
+        parts = tuple(None if p is None else parse_judge(p, read_files=read_files)
+                      for p in cascade_parts(argument, _REGISTRY.__contains__))
         if not parts[0].can_be_unsure:
             raise JudgeSetupError(f"cascade:{argument}: the first judge ({parts[0]}) is never unsure, so no pair "
                                   "would reach the second; start with a judge that can be (model)")
         return JudgeSpec(name, argument, parts=parts, reads_cases=any(p is not None and p.reads_cases for p in parts),
                          can_be_unsure=parts[1] is None or parts[1].can_be_unsure)
     if kind.options is not None:
-        return JudgeSpec(name, argument, kind.options.parse(argument), reads_cases=kind.reads_cases,
-                         can_be_unsure=kind.can_be_unsure)
+        options = kind.options.parse(argument)
+        if read_files and kind.check is not None:
+            kind.check(options)
+        return JudgeSpec(name, argument, options, reads_cases=kind.reads_cases, can_be_unsure=kind.can_be_unsure)
     if name == "curated" and (colon or argument):
         raise JudgeSetupError(f"the curated judge takes no options, got '{spec}': write --judge curated")
     return JudgeSpec(name, argument, reads_cases=kind.reads_cases, can_be_unsure=kind.can_be_unsure)

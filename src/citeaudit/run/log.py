@@ -211,6 +211,12 @@ class RunLog(_RunHeader, _Checked):
     diagnosis: dict[str, list[Finding]]
     checksum: str | None = None
     search: OptionalSearchRecord = None  # an agent's search budget, when `verify` was given one
+    _source: str | None = PrivateAttr(default=None)  # the file it was read from, for located errors
+
+    @property
+    def source(self) -> str | None:
+        """The file the log was read from (None: built in memory)."""
+        return self._source
 
     def claims_frame(self):
         """One row per claim and citation (docs/exports.md) as a pandas DataFrame; needs citeaudit[formats]."""
@@ -272,8 +278,13 @@ def read_runlog(path: str | Path) -> RunLog:
     """Read a run log of this or an older schema version (migrated in memory; the file is not rewritten),
     as one document or as a stream (loaded whole: `stream_entries` reads a stream one case at a time)."""
     name = str(path)
-    if is_stream(path):
-        return _read_stream(path)
+    log = _read_stream(path) if is_stream(path) else _read_document(path)
+    log._source = name
+    return log
+
+
+def _read_document(path: str | Path) -> RunLog:
+    name = str(path)
     data = read_json_file(path)
     if not isinstance(data, dict) or "schema_version" not in data:
         raise RunLogError(f"{name}: not a citeaudit run log (no schema_version)")
@@ -307,12 +318,17 @@ def _schema_version(version: Any, name: str) -> int:
 
 
 def resolved_cases(log: RunLog) -> list[ResolvedCase]:
-    out = []
+    """The log's cases resolved again; a case that does not resolve is an error located in the log's file
+    (a log written by citeaudit resolves: anything else was edited by hand)."""
+    out, unresolved = [], []
     for case in log.cases:
         rc, problems = resolve(case, log.settings.reading())
-        if problems:  # a log written by citeaudit resolves; anything else was edited by hand
-            raise RunLogError(f"case {case.id} in the run log does not resolve: {problems[0][1]}")
+        unresolved += [f"{log.source or 'the run log'}: case {case.id}: {format_path(path)}: {message}"
+                       for path, message in problems]
         out.append(rc)
+    if unresolved:
+        raise RunLogError("\n".join(unresolved) + "\nthe run log's cases do not resolve: it was changed after it "
+                          "was written")
     return out
 
 

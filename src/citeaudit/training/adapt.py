@@ -54,9 +54,10 @@ from citeaudit.files.destinations import temporary_folder_beside
 from citeaudit.files.labelled import Row
 from citeaudit.judges import calibration as calib
 from citeaudit.judges.base import Request
-from citeaudit.judges.model import ModelJudge, is_chinese, shipped_model_dir
+from citeaudit.judges.judge_dir import load_judge_dir
+from citeaudit.judges.model import ModelJudge, is_chinese, model_dir
 from citeaudit.judges.spec import MODEL_UNCERTAIN_BAND, ZH_EMBEDDING_THRESHOLD
-from citeaudit.records import Judgment, directory_sha256
+from citeaudit.records import Judgment, directory_sha256, file_sha256
 from citeaudit.stats import best_threshold, metrics
 from citeaudit.training.anchor import ANCHOR_FILE, REPLAY_FILE, read_examples
 from citeaudit.training.config import LABEL2ID
@@ -245,7 +246,7 @@ class JudgeState:
 
 
 def base_state(model_dir: Path) -> JudgeState:
-    cal = calib.load(model_dir)
+    cal = load_judge_dir(model_dir).calibration
     if cal is None:
         raise TrainingError(f"{model_dir}: the judge to adapt has no calibration.json")
     return JudgeState(None, cal, cal.band if cal.band is not None else MODEL_UNCERTAIN_BAND,
@@ -431,10 +432,8 @@ def torch_model_from_onnx(model_dir: Path):
 
 
 def _onnx_file(model_dir: Path) -> Path:
-    found = sorted(model_dir.glob("*.onnx"))
-    if not found:
-        raise TrainingError(f"{model_dir}: no .onnx model to adapt")
-    return next((f for f in found if f.name == "model_int8.onnx"), found[0])
+    """The model file the directory's judge loads: its weights are the ones adapted."""
+    return load_judge_dir(model_dir).model_file
 
 
 def _head_size(graph, tensors) -> int:
@@ -844,7 +843,7 @@ def adapt_judge(team: TeamLabels, out_dir: str | Path, base_dir: str | Path | No
     holds every temporary file of the adaptation, and renamed into place."""
     started = time.monotonic()
     progress, seconds = _timed(progress)
-    base_dir = Path(base_dir) if base_dir else shipped_model_dir()
+    base_dir = model_dir(base_dir).path  # every file of the base checked before any work
     out = Path(out_dir)
     if out.exists() and (not out.is_dir() or any(out.iterdir())) and not force:
         raise InputError([Problem(str(out), None, "", "exists and is not empty (choose another folder or --force)")])
@@ -914,18 +913,20 @@ def _temporaries_in(folder: Path) -> Iterator[None]:
 def write_judge(out: Path, base_dir: Path, state: JudgeState, report: dict, work: Path) -> Path:
     """The judge directory, built in `work` (a hidden folder beside `out`, removed by the caller) and
     renamed into place."""
+    from citeaudit.training.export import SHIPPED_FILES
+
     built = work / "judge"
     built.mkdir()  # with the mode any new folder gets, as the judge's other readers expect
     if state.model is not None:
         _export(state.model, base_dir, built, work)
     else:
-        for name in ("model_int8.onnx", "tokenizer.json", "config.json"):
+        for name in SHIPPED_FILES:
             shutil.copyfile(_onnx_file(base_dir) if name.endswith(".onnx") else base_dir / name, built / name)
     cal = replace(state.calibration, band=state.band, zh_threshold=state.zh_threshold,
                   fitted_on={**state.calibration.fitted_on, "adapted_from": report["base"],
                              "labels_sha256": report["labels"]["sha256"]})
     cal.save(built)
-    _write_card(built, report)
+    _write_card(built, report, {name: file_sha256(built / name) for name in SHIPPED_FILES})
     if out.exists():
         shutil.rmtree(out) if out.is_dir() else out.unlink()
     built.rename(out)
@@ -945,10 +946,12 @@ def _export(model, base_dir: Path, dest: Path, work: Path) -> None:
     (dest / "config.json").write_text(json.dumps(config, indent=1), encoding="utf-8")
 
 
-def _write_card(work: Path, report: dict) -> None:
+def _write_card(work: Path, report: dict, files: dict[str, str]) -> None:
+    """The card, with the hashes of the files the judge reads: loading checks them (judges/judge_dir.py)."""
     card = {"name": "citeaudit judge-v1, adapted", "adapted_from": report["base"], "labels": report["labels"],
             "plan": report["plan"], "settings": report["settings"], "adaptation": report.get("adaptation"),
-            "cross_validation": report.get("cross_validation"), "forgetting": report.get("forgetting")}
+            "cross_validation": report.get("cross_validation"), "forgetting": report.get("forgetting"),
+            "files": files}
     (work / "model_card.json").write_text(json.dumps(card, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     (work / "MODEL_CARD.md").write_text(render_card(card), encoding="utf-8")
 
