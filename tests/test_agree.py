@@ -5,6 +5,7 @@ files or another tool's files (ExpertQA); unmatched labels, claims a rule labell
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -428,3 +429,186 @@ def test_claims_a_rule_labelled_are_no_pair_and_are_counted_apart(tmp_path, runn
     out = runner.invoke(main, ["agree", other, "--labels", curated]).output
     assert ("claims of the run with no human label: 2\n  of which a rule labelled (they cite nothing, or name no "
             "passage; no judge was asked): 2\n") in out
+
+
+# --- every pair, unsure ones at the judge's best guess, and several runs on the same pairs ---------------
+
+
+class TableJudge:
+    """Gives each claim text the label its table names, marked uncertain where the table says so; a text
+    not in the table is `none`, sure."""
+
+    name = "table"
+
+    def __init__(self, table: dict[str, tuple[str, bool]], signature: str = "table@test"):
+        self.table, self.signature = table, signature
+
+    def judge(self, text, passages) -> Judgment:
+        label, unsure = self.table.get(text, ("none", False))
+        return Judgment(label=label, judge=self.signature, uncertain=True if unsure else None)
+
+
+def _table_run(path, table, drop=(), signature="table@test") -> str:
+    """The `_case()` claims (less the texts in `drop`) judged by a TableJudge, as a run log."""
+    case = _case()
+    case["answers"][0]["statements"] = [s for s in case["answers"][0]["statements"] if s["text"] not in drop]
+    return write_run(path, load(case), TableJudge(table, signature))
+
+
+SURE = {"Alpha holds.": ("full", False), "Beta holds.": ("full", False), "Gamma holds.": ("full", False),
+        "Delta holds.": ("none", False), "Epsilon holds.": ("partial", False),
+        "Zeta holds.": ("contradicts", False), "Eta holds.": ("none", False), "Theta holds.": ("full", False)}
+
+
+def _unsure(table, **changes):
+    """`table` with the claims named (their first word) given another label, marked uncertain."""
+    return {**table, **{f"{word.capitalize()} holds.": (label, True) for word, label in changes.items()}}
+
+
+# The seven labelled pairs (human: Alpha full, Beta full, Gamma partial, Delta none, Epsilon none, Zeta
+# contradicts, Eta none; Theta has no label), judged by a TableJudge; figures by hand.
+# - sure of all: Gamma (partial/full) and Epsilon (none/partial) disagree: 5 of 7 agree; BAcc (full vs
+#   rest): human-full 2 of 2 found, 4 of the 5 others not called full (Gamma is): (1 + 0.8) / 2 = 0.9.
+# - unsure of Alpha (guess full) and Beta (guess none): confident pairs Gamma..Eta, 3 of 5 agree, no
+#   human-full pair among them so BAcc is the others' recall, 4/5; every pair: 4 of 7 agree, BAcc
+#   (1/2 + 4/5) / 2 = 0.65. Kappa over every pair: both sides full 2, partial 1, none 3, contradicts 1,
+#   pe = (4 + 1 + 9 + 1) / 49 = 15/49, po = 28/49, kappa = 13/34.
+# - unsure of every pair (the same guesses as sure of all): no confident pair, so those figures are
+#   undefined; every pair's are those of "sure of all".
+EVERY_PAIR_TABLE = [
+    # name, judge table, n, agree, BAcc, n_all, agree_all, BAcc_all, coverage
+    ("sure of all", SURE, 7, 5, 0.9, 7, 5, 0.9, 1.0),
+    ("unsure of two", _unsure(SURE, alpha="full", beta="none"), 5, 3, 0.8, 7, 4, 0.65, 5 / 7),
+    ("unsure of every pair", {t: (label, True) for t, (label, _) in SURE.items()}, 0, 0, None, 7, 5, 0.9, 0.0),
+]
+
+
+@pytest.mark.parametrize("name, table, n, agree_, bacc, n_all, agree_all, bacc_all, coverage", EVERY_PAIR_TABLE,
+                         ids=[row[0] for row in EVERY_PAIR_TABLE])
+def test_every_pair_counts_an_unsure_pair_at_its_best_guess(tmp_path, name, table, n, agree_, bacc, n_all,
+                                                              agree_all, bacc_all, coverage):
+    path = _table_run(tmp_path / "run.json", table)
+    result = agree(read_runlog(path), load_labels(_write_jsonl(tmp_path / "h.jsonl", _rows())), resamples=20)
+    assert (result["n"], result["agree"], result["n_all"], result["agree_all"]) == (n, agree_, n_all, agree_all)
+    assert result["balanced_accuracy"] == (None if bacc is None else pytest.approx(bacc))
+    assert result["balanced_accuracy_all"] == pytest.approx(bacc_all)
+    assert result["agreement_all"] == pytest.approx(agree_all / n_all)
+    assert result["coverage"] == pytest.approx(coverage)
+    lo, hi = result["balanced_accuracy_all_ci"]
+    assert lo <= bacc_all <= hi
+    # the unsure pairs are still listed apart, each with its best guess
+    labelled = {text for text, _, _, human in CLAIMS if human}
+    assert sorted((p["text"], p["best_guess"]) for p in result["not_counted"] if p["not_counted"] == "uncertain") \
+        == sorted((text, label) for text, (label, unsure) in table.items() if unsure and text in labelled)
+
+
+def test_every_pair_kappa_by_hand(tmp_path):
+    path = _table_run(tmp_path / "run.json", _unsure(SURE, alpha="full", beta="none"))
+    result = agree(read_runlog(path), load_labels(_write_jsonl(tmp_path / "h.jsonl", _rows())), resamples=0)
+    assert result["kappa_all"] == pytest.approx(13 / 34)
+    assert result["undefined_all"] is None
+
+
+def test_cli_text_names_both_figures_and_the_coverage(tmp_path, runner):
+    path = _table_run(tmp_path / "run.json", _unsure(SURE, alpha="full", beta="none"))
+    labels = _write_jsonl(tmp_path / "h.jsonl", _rows())
+    out = runner.invoke(main, ["agree", path, "--labels", labels, "--resamples", "50"]).output
+    assert ("confident pairs only (a pair the judge was unsure of left out):\n"
+            "pairs with both labels (n)    5\n"
+            "agreement (same label)        0.600 [") in out
+    assert ("every pair (unsure → best guess):\n"
+            "pairs with both labels (n)    7\n"
+            "agreement (same label)        0.571 [") in out
+    assert "BAcc (full vs rest)           0.650 [" in out
+    assert "coverage (share not unsure)   5/7 (71.4 %)\n" in out
+    data = json.loads(runner.invoke(main, ["agree", path, "--labels", labels, "--format", "json",
+                                           "--resamples", "50"]).output)
+    assert (data["n_all"], data["coverage"]) == (7, pytest.approx(5 / 7))
+    assert data["balanced_accuracy_all"] == pytest.approx(0.65) and len(data["balanced_accuracy_all_ci"]) == 2
+    assert {"agreement_all", "agreement_all_ci", "kappa_all", "kappa_all_ci", "agree_all", "undefined_all"} <= set(data)
+
+
+# Two runs unsure of different pairs, the second over a case without Eta (so it never judged Eta):
+# the same pairs are the six both judged, Alpha..Zeta.
+# - run 1, unsure of Alpha (full) and Beta (none): confident Gamma (partial/full), Delta, Epsilon
+#   (none/partial), Zeta: 2 of 4 agree, BAcc the others' recall 3/4; every pair 3 of 6 agree, BAcc
+#   (1/2 + 3/4) / 2 = 0.625.
+# - run 2, unsure of Gamma (full) and Epsilon (none), Zeta none: confident Alpha, Beta, Delta, Zeta
+#   (contradicts/none): 3 of 4 agree, BAcc (1 + 1) / 2 = 1; every pair 4 of 6, BAcc (1 + 3/4) / 2 = 0.875.
+# Run 2's every-pair BAcc minus run 1's: 0.25.
+RUN_1 = _unsure(SURE, alpha="full", beta="none")
+RUN_2 = _unsure({**SURE, "Zeta holds.": ("none", False)}, gamma="full", epsilon="none")
+
+
+@pytest.fixture
+def two_runs(tmp_path) -> tuple[str, str, str]:
+    first = _table_run(tmp_path / "one.json", RUN_1, signature="one@test")
+    second = _table_run(tmp_path / "two.json", RUN_2, drop=("Eta holds.",), signature="two@test")
+    return first, second, _write_jsonl(tmp_path / "h.jsonl", _rows())
+
+
+def test_several_runs_are_measured_on_the_same_pairs(two_runs):
+    from citeaudit.run.agree import agree_runs
+
+    first, second, labels = two_runs
+    alone = agree(read_runlog(first), load_labels(labels), resamples=0)
+    assert alone["n_all"] == 7  # run 1 alone also counts Eta, which run 2 never judged
+    result = agree_runs([(first, read_runlog(first)), (second, read_runlog(second))], load_labels(labels),
+                        resamples=200, seed=1)
+    assert (result["pairs"], result["left_out"]) == (6, 1)
+    one, two = result["runs"]
+    assert (one["run"], one["judge"], two["judge"]) == (first, "one@test", "two@test")
+    assert [(r["n"], r["agree"], r["n_all"], r["agree_all"]) for r in (one, two)] == [(4, 2, 6, 3), (4, 3, 6, 4)]
+    assert [r["balanced_accuracy"] for r in (one, two)] == [pytest.approx(0.75), pytest.approx(1.0)]
+    assert [r["balanced_accuracy_all"] for r in (one, two)] == [pytest.approx(0.625), pytest.approx(0.875)]
+    assert [r["coverage"] for r in (one, two)] == [pytest.approx(4 / 6)] * 2
+    assert (one["balanced_accuracy_all_difference"], one["balanced_accuracy_all_difference_ci"]) == (None, None)
+    assert two["balanced_accuracy_all_difference"] == pytest.approx(0.25)
+    lo, hi = two["balanced_accuracy_all_difference_ci"]
+    assert lo <= 0.25 <= hi
+    # one run alone, on all its pairs, gives what `agree` gives it: the same pairs, in the same order
+    (solo,) = agree_runs([(first, read_runlog(first))], load_labels(labels), resamples=200, seed=1)["runs"]
+    alone = agree(read_runlog(first), load_labels(labels), resamples=200, seed=1)
+    assert {k: solo[k] for k in alone if k in solo} == {k: alone[k] for k in solo if k in alone}
+
+
+def test_cli_several_runs_one_table(two_runs, runner):
+    first, second, labels = two_runs
+    result = runner.invoke(main, ["agree", first, second, "--labels", labels, "--resamples", "50"])
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert f"run 1: {first} (judge: one@test)\nrun 2: {second} (judge: two@test)\n" in out
+    assert "the same pairs for every run: 6 (labelled pairs that every run judged, unsure included)\n" in out
+    assert "left out: 1 (labelled pairs some run judged and another did not)\n" in out
+    # each row: n and BAcc after the row's title (41 characters)
+    rows = [line[41:].split()[:2] for line in out.splitlines()
+            if line.startswith(("run 1  ", "run 2  ", "       every"))]
+    assert rows == [["4", "0.750"], ["6", "0.625"], ["4", "1.000"], ["6", "0.875"]]
+    assert len(re.findall(r"\n {7}coverage \(share not unsure\) +4/6 \(66\.7 %\)\n", out)) == 2
+    assert "every pair's BAcc minus run 1's (paired bootstrap over the same pairs):\nrun 2 - run 1  +0.250 [" in out
+    data = json.loads(runner.invoke(main, ["agree", first, second, "--labels", labels, "--format", "json",
+                                           "--resamples", "50"]).output)
+    assert data["pairs"] == 6
+    assert [(r["n_all"], r["coverage"]) for r in data["runs"]] == [(6, pytest.approx(4 / 6))] * 2
+    assert data["runs"][1]["balanced_accuracy_all"] == pytest.approx(0.875)
+    assert data["runs"][1]["balanced_accuracy_all_difference"] == pytest.approx(0.25)
+
+
+def test_cli_several_runs_bad_run_exits_2(two_runs, tmp_path, runner):
+    first, _, labels = two_runs
+    not_a_log = tmp_path / "nothing.json"
+    not_a_log.write_text("[]", encoding="utf-8")
+    result = runner.invoke(main, ["agree", first, str(not_a_log), "--labels", labels])
+    assert result.exit_code == 2 and "not a citeaudit run log" in result.output
+
+
+def test_several_runs_with_no_pair_in_common_say_why(two_runs, tmp_path, runner):
+    first, second, _ = two_runs
+    only_eta = _write_jsonl(tmp_path / "eta.jsonl", [_row("eta", "Eta holds.", "S7", "none")])  # run 2 lacks Eta
+    result = runner.invoke(main, ["agree", first, second, "--labels", only_eta, "--resamples", "20"])
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "the same pairs for every run: 0 (" in out and "left out: 1 (" in out
+    assert "coverage (share not unsure)" in out and "n/a (no pair judged)\n" in out
+    assert "       figures n/a: needs at least 2 claims with a human and a judge label; 0 so far\n" in out
+    assert "run 2 - run 1  n/a\n" in out

@@ -115,6 +115,24 @@ def test_best_threshold():
     assert best_threshold([T, T], [0.1, 0.2]) is None
 
 
+def test_paired_balanced_accuracy_difference_hand_computed():
+    import numpy as np
+
+    from citeaudit.stats import paired_balanced_accuracy_difference
+
+    gold, a, b = [T, T, F, F], [T, F, F, F], [T, T, F, F]  # A: (1/2 + 1) / 2 = .75; B: 1
+    difference, (lo, hi) = paired_balanced_accuracy_difference(gold, a, b, resamples=300, seed=2)
+    assert difference == pytest.approx(0.25) and lo <= 0.25 <= hi
+    # the same resampled items for both judges as bootstrap_interval draws, so the same interval
+    g, pa, pb = (np.array(x) for x in (gold, a, b))
+    assert (lo, hi) == pytest.approx(bootstrap_interval(
+        lambda ix: balanced_accuracy(g[ix], pb[ix]) - balanced_accuracy(g[ix], pa[ix]), 4, resamples=300, seed=2))
+    assert paired_balanced_accuracy_difference(gold, a, a, resamples=50) == (0.0, (0.0, 0.0))
+    # one class only: each judge's recall of it, 1/2 and 1
+    assert paired_balanced_accuracy_difference([T, T], [T, F], [T, T], resamples=0) == (pytest.approx(0.5), None)
+    assert paired_balanced_accuracy_difference([], [], []) == (None, None)
+
+
 # --- loading ---------------------------------------------------------------------------------------
 
 def _row(i, label="full", source="a", lang="en", text="Some passage."):
@@ -245,6 +263,44 @@ def test_validate_judge_groups_by_source_and_lang_and_writes_predictions(tmp_pat
     assert preds[0] == {**preds[0], "gold": "full", "label": "full", "score": 0.9, "source": "a", "lang": "en"}
 
 
+class UnsureJudge(ScoreJudge):
+    """ScoreJudge, unsure of the claims it is given (its label is then its best guess)."""
+
+    signature = "unsure@test"
+
+    def __init__(self, unsure=frozenset({"claim 3", "claim 4"})):
+        self.unsure = unsure
+
+    def judge(self, text, passages):
+        found = super().judge(text, passages)
+        return found.model_copy(update={"judge": self.signature, "uncertain": True if text in self.unsure else None})
+
+
+# `_rows()` judged: r1 full (right), r2 none (right), r3 none (gold full), r4 full (gold partial), r5 none
+# (right), r6 full (right). Every row: full 2 of 3 found, the rest 2 of 3 kept: BAcc 2/3, whoever is unsure.
+# Unsure of r3 and r4 (the two wrong): the four confident rows are all right, BAcc 1. Unsure of r1 and r2:
+# confident r3..r6, full 1 of 2 found (r6), the rest 1 of 2 kept (r5): BAcc 1/2.
+UNSURE_TABLE = [
+    # rows unsure, n confident, their BAcc, coverage
+    ((), 6, 2 / 3, 1.0),
+    ((3, 4), 4, 1.0, 4 / 6),
+    ((1, 2), 4, 0.5, 4 / 6),
+    ((1, 2, 3, 4, 5, 6), 0, None, 0.0),
+]
+
+
+@pytest.mark.parametrize("unsure, n_sure, bacc_sure, coverage", UNSURE_TABLE)
+def test_validate_judge_gives_every_pair_and_the_confident_ones(unsure, n_sure, bacc_sure, coverage):
+    result = validate_judge(_rows(), UnsureJudge({f"claim {i}" for i in unsure}), resamples=50)
+    assert (result["n"], result["n_all"]) == (6, 6)  # every row counts, an unsure one at its best guess
+    assert result["balanced_accuracy"] == result["balanced_accuracy_all"] == pytest.approx(2 / 3)
+    assert result["balanced_accuracy_all_ci"] == result["balanced_accuracy_ci"]
+    assert result["kappa_all"] == result["kappa"]
+    assert result["coverage"] == pytest.approx(coverage)
+    assert result["confident"]["n"] == n_sure
+    assert result["confident"]["balanced_accuracy"] == (None if bacc_sure is None else pytest.approx(bacc_sure))
+
+
 def test_evaluate_labels_rows_without_group_as_unset():
     rows = parse_rows([json.dumps({k: v for k, v in _row(1).items() if k != "lang"})])
     result = evaluate(rows, [Judgment(label="full", judge="x")], resamples=10)
@@ -273,6 +329,30 @@ def test_validate_judge_command(tmp_path, runner):
     data.write_text('{"id": "x"}\n')
     res = runner.invoke(group, ["validate-judge", str(data), "--judge", "test-score"])
     assert res.exit_code == 2 and f"{data}:1: claim: missing" in res.output
+
+
+def test_validate_judge_command_names_every_pair_the_confident_ones_and_the_coverage(tmp_path, runner):
+    from citeaudit.cli import _Group
+    from citeaudit.cli.judges import commands
+    from citeaudit.judges import register_judge
+
+    register_judge("test-unsure", "stand-in judge for tests")(lambda argument, cases: UnsureJudge())
+    group = _Group(commands={c.name: c for c in commands})
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in [
+        _row(1, "full", "a", "en", "yes"), _row(2, "none", "a", "en", "no"), _row(3, "full", "a", "en", "no"),
+        _row(4, "partial", "b", "zh", "yes"), _row(5, "none", "b", "zh", "no"), _row(6, "full", "b", "zh", "yes")]))
+    res = runner.invoke(group, ["validate-judge", str(data), "--judge", "test-unsure", "--resamples", "50"])
+    assert res.exit_code == 0, res.output
+    assert "\nevery pair (unsure → best guess): BAcc 0.667 [" in res.output
+    assert "on 6 pairs (the tables' figures)\n" in res.output
+    assert "\nconfident pairs only: BAcc 1.000 [1.000, 1.000], kappa 1.000 [1.000, 1.000] on 4 pairs\n" in res.output
+    assert "\ncoverage (share not unsure): 4/6 (66.7 %)\n" in res.output
+    res = runner.invoke(group, ["validate-judge", str(data), "--judge", "test-unsure", "--format", "json",
+                                "--resamples", "50"])
+    found = json.loads(res.stdout)
+    assert (found["n_all"], found["coverage"], found["confident"]["n"]) == (6, pytest.approx(4 / 6), 4)
+    assert found["balanced_accuracy_all"] == pytest.approx(2 / 3) and len(found["balanced_accuracy_all_ci"]) == 2
 
 
 # --- the fixture sample and the data readers --------------------------------------------------------

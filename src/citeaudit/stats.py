@@ -267,3 +267,31 @@ def paired_ratio_differences(numerators_a: Sequence[Sequence[float]], denominato
             interval = _percentiles(_ratios(b_num, b_den) - _ratios(a_num, a_den), level)
         out.append((float(point[j]), interval))
     return out
+
+
+def paired_balanced_accuracy_difference(gold: Sequence[bool], pred_a: Sequence[bool], pred_b: Sequence[bool],
+                                        resamples: int = RESAMPLES, seed: int = SEED, level: float = 0.95,
+                                        ) -> tuple[float | None, tuple[float, float] | None]:
+    """(difference, interval) of B's balanced accuracy minus A's on the same items (two judges on the
+    same labelled pairs): the paired bootstrap of `paired_ratio_differences`, each resample drawing the
+    items once and recomputing both judges' recalls from their counts on those items. Balanced
+    accuracy is the mean of two ratios, not one, so it is taken from the resampled counts here; with
+    one class only it is that class's recall, as `balanced_accuracy` says. (None, None) for no items."""
+    g = np.asarray(gold, dtype=bool)
+    if g.size == 0:
+        return None, None
+    a, b = np.asarray(pred_a, dtype=bool), np.asarray(pred_b, dtype=bool)
+    # per item: A's and B's hits among positives and among negatives, then the class counts
+    columns = np.column_stack([g & a, ~g & ~a, g & b, ~g & ~b, g, ~g]).astype(float)
+
+    def bacc(hit_pos, hit_neg, pos, neg):  # a class absent (NaN recall): the other's recall alone
+        return np.nanmean(np.stack([_ratios(hit_pos, pos), _ratios(hit_neg, neg)]), axis=0)
+
+    def difference(sums: np.ndarray) -> np.ndarray:
+        return bacc(sums[..., 2], sums[..., 3], sums[..., 4], sums[..., 5]) - bacc(
+            sums[..., 0], sums[..., 1], sums[..., 4], sums[..., 5])
+
+    point = float(difference(columns.sum(axis=0)))
+    if resamples <= 0:
+        return point, None
+    return point, _percentiles(difference(_resampled_sums(columns, resamples, seed)), level)

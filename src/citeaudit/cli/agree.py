@@ -1,6 +1,7 @@
 """`citeaudit agree RUN --labels FILE`: how often a run's judge agrees with your own labels.
 
     citeaudit agree run.json --labels human.jsonl [--format text|json] [--resamples N] [--seed S]
+    citeaudit agree base.json adapted.json --labels human.jsonl   (several judges on the same pairs)
     citeaudit agree run.json --labels experts.json          (a curated run, or case files with labels)
     citeaudit agree run.json --labels data.jsonl --from expertqa [--option KEY=VALUE]
 
@@ -26,6 +27,23 @@ def _figure(result: dict[str, Any], name: str) -> str:
     return "n/a" if result[name] is None else format_figure(result[name], result[f"{name}_ci"])
 
 
+def _coverage(result: dict[str, Any]) -> str:
+    if result["coverage"] is None:
+        return "n/a (no pair judged)"
+    return f"{result['n']}/{result['n_all']} ({100 * result['coverage']:.1f} %)"
+
+
+def _figure_lines(result: dict[str, Any], suffix: str = "") -> list[str]:
+    """n, agreement, kappa and BAcc, one a line: the confident pairs' (no suffix), or every pair's (`_all`)."""
+    lines = [f"{'pairs with both labels (n)':<30}{result['n' + suffix]}",
+             f"{'agreement (same label)':<30}{_figure(result, 'agreement' + suffix)}",
+             f"{'kappa (4 labels)':<30}{_figure(result, 'kappa' + suffix)}",
+             f"{'BAcc (full vs rest)':<30}{_figure(result, 'balanced_accuracy' + suffix)}"]
+    if result["undefined" + suffix]:
+        lines.append(f"figures n/a: {result['undefined' + suffix]}")
+    return lines
+
+
 def _pair_line(pair: dict[str, Any]) -> str:
     cites = ", ".join(pair["citations"]) or "nothing"
     where = pair["claims"][0] + (f" (and {len(pair['claims']) - 1} more)" if len(pair["claims"]) > 1 else "")
@@ -35,17 +53,12 @@ def _pair_line(pair: dict[str, Any]) -> str:
 
 def render_text(result: dict[str, Any], run: str) -> str:
     """The figures, the confusion table, then every disagreement and what was left out."""
-    from citeaudit.run.agree import BY_RULE, UNCERTAIN, UNJUDGED
+    from citeaudit.run.agree import ALL, BY_RULE, UNCERTAIN, UNJUDGED
 
-    labels = result["labels"]
-    lines = [f"run: {run} (judge: {result['judge']})",
-             f"labels: {labels['file']} ({labels['format']}, {labels['rows']} labels)", "",
-             f"{'pairs with both labels (n)':<30}{result['n']}",
-             f"{'agreement (same label)':<30}{_figure(result, 'agreement')}",
-             f"{'kappa (4 labels)':<30}{_figure(result, 'kappa')}",
-             f"{'BAcc (full vs rest)':<30}{_figure(result, 'balanced_accuracy')}"]
-    if result["undefined"]:
-        lines.append(f"figures n/a: {result['undefined']}")
+    lines = [f"run: {run} (judge: {result['judge']})", _labels_line(result["labels"]), "",
+             "confident pairs only (a pair the judge was unsure of left out):", *_figure_lines(result), "",
+             "every pair (unsure → best guess):", *_figure_lines(result, ALL), "",
+             f"{'coverage (share not unsure)':<30}{_coverage(result)}"]
     lines += ["", *confusion_lines(result["confusion"], "human", "judge")]
     disagreements = result["disagreements"]
     lines += ["", f"disagreements ({len(disagreements)}):"] + [_pair_line(p) for p in disagreements]
@@ -64,8 +77,51 @@ def render_text(result: dict[str, Any], run: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _labels_line(labels: dict[str, Any]) -> str:
+    return f"labels: {labels['file']} ({labels['format']}, {labels['rows']} labels)"
+
+
+# the columns of the several-runs table: its rows are each run's confident pairs, then every pair
+RUNS_HEAD = f"{'':<41}{'n':>4}  {'BAcc (full vs rest)':<22}{'agreement (same label)':<24}kappa (4 labels)"
+
+
+def _runs_row(title: str, result: dict[str, Any], suffix: str) -> str:
+    return (f"{title:<41}{result['n' + suffix]:>4}  {_figure(result, 'balanced_accuracy' + suffix):<22}"
+            f"{_figure(result, 'agreement' + suffix):<24}{_figure(result, 'kappa' + suffix)}")
+
+
+def render_runs_text(result: dict[str, Any]) -> str:
+    """Several runs on the same pairs: one table, each run's confident-only and every-pair figures and its
+    coverage, then each later run's every-pair BAcc minus the first run's."""
+    from citeaudit.run.agree import ALL
+
+    runs = result["runs"]
+    lines = [f"run {i}: {r['run']} (judge: {r['judge']})" for i, r in enumerate(runs, 1)]
+    lines += [_labels_line(result["labels"]),
+              f"the same pairs for every run: {result['pairs']} (labelled pairs that every run judged, unsure "
+              "included)",
+              f"left out: {result['left_out']} (labelled pairs some run judged and another did not)",
+              "", RUNS_HEAD]
+    for i, r in enumerate(runs, 1):
+        lines += [_runs_row(f"run {i}  confident pairs only", r, ""),
+                  _runs_row("       every pair (unsure → best guess)", r, ALL),
+                  f"{'       coverage (share not unsure)':<47}{_coverage(r)}"]
+        reasons = dict.fromkeys(r[name] for name in ("undefined", "undefined" + ALL) if r[name])
+        lines += [f"       figures n/a: {reason}" for reason in reasons]
+    if len(runs) > 1:
+        lines += ["", "every pair's BAcc minus run 1's (paired bootstrap over the same pairs):"]
+        for i, r in enumerate(runs[1:], 2):
+            d = r["balanced_accuracy_all_difference"]
+            shown = "n/a" if d is None else f"{d:+.3f}" + (
+                "" if r["balanced_accuracy_all_difference_ci"] is None
+                else " [{:+.3f}, {:+.3f}]".format(*r["balanced_accuracy_all_difference_ci"]))
+            lines.append(f"run {i} - run 1  {shown}")
+    lines += ["", f"intervals: bootstrap 95 % (percentile, {result['resamples']} resamples, seed {result['seed']})"]
+    return "\n".join(lines) + "\n"
+
+
 @click.command("agree")
-@click.argument("run", type=click.Path(dir_okay=False))
+@click.argument("runs", metavar="RUN...", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--labels", "labels_path", required=True, type=click.Path(dir_okay=False),
               help="human labels: labelled-pairs JSONL (the validate-judge format), the desk's review export, a "
                    "run scored with the curated judge, or case files with labels (another tool's with --from)")
@@ -73,23 +129,27 @@ def render_text(result: dict[str, Any], run: str) -> str:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--resamples", default=1000, show_default=True, type=click.IntRange(min=1), help="bootstrap resamples")
 @click.option("--seed", default=0, show_default=True, help="bootstrap seed")
-def agree_cmd(run, labels_path, source_format, reader_options, fmt, resamples, seed):
+def agree_cmd(runs, labels_path, source_format, reader_options, fmt, resamples, seed):
     """How often the judge of the run log RUN agrees with your own labels: agreement, Cohen's kappa and
-    balanced accuracy with bootstrap 95 % intervals, the confusion table, and every disagreement.
-    A label matches a claim with the same text citing the same passages (ids and texts); only claims
-    both the judge and a person judged count (what is left out is listed, with why)."""
-    from citeaudit.run.agree import agree, load_labels
+    balanced accuracy with bootstrap 95 % intervals, over the pairs the judge was sure of and over every
+    pair (an unsure one at its best guess), with the coverage; the confusion table, and every
+    disagreement. A label matches a claim with the same text citing the same passages (ids and texts);
+    only claims both the judge and a person judged count (what is left out is listed, with why).
+    With several runs (RUN1 RUN2 ...), one table over the same pairs, those every run judged, and each
+    run's every-pair BAcc minus the first run's."""
+    from citeaudit.run.agree import agree, agree_runs, load_labels
 
     parse_reader_options(reader_options, source_format)  # refused before anything is read
-    log = read_log(run)
+    logs = [(run, read_log(run)) for run in runs]
     labels = load_labels(labels_path, read_log,
                          lambda path: load_inputs([path], fmt=source_format, reader_options=reader_options),
                          source_format)
-    result = agree(log, labels, resamples, seed)
+    several = len(logs) > 1
+    result = agree_runs(logs, labels, resamples, seed) if several else agree(logs[0][1], labels, resamples, seed)
     if fmt == "json":
         click.echo(json.dumps(result, ensure_ascii=False, indent=2))
     else:
-        echo_text(render_text(result, run), nl=False)
+        echo_text(render_runs_text(result) if several else render_text(result, runs[0]), nl=False)
 
 
 commands = [agree_cmd]

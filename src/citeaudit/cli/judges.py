@@ -31,10 +31,26 @@ def _line(name: str, m: dict[str, Any]) -> str:
             f"{format_figure(m['auc'], m['auc_ci']):<24}{format_figure(m['kappa'], m['kappa_ci'])}")
 
 
+def _coverage_lines(result: dict[str, Any]) -> list[str]:
+    """Which pairs the headline counts (every one, an unsure one at its best guess), the same figures over
+    the pairs the judge was sure of (another judge is sure of other pairs), and the share of those."""
+    if result.get("coverage") is None:
+        return []
+    sure = result["confident"]
+
+    def figures(m: dict[str, Any], n: int) -> str:
+        return (f"BAcc {format_figure(m['balanced_accuracy'], m['balanced_accuracy_ci'])}, "
+                f"kappa {format_figure(m['kappa'], m['kappa_ci'])} on {n} pairs")
+
+    return ["", f"every pair (unsure → best guess): {figures(result, result['n_all'])} (the tables' figures)",
+            f"confident pairs only: {figures(sure, sure['n'])}",
+            f"coverage (share not unsure): {sure['n']}/{result['n_all']} ({100 * result['coverage']:.1f} %)"]
+
+
 def render_text(result: dict[str, Any]) -> str:
     """A readable table: overall, per source, per language, then the confusion matrix."""
     head = f"{'':<16} {'n':>6} {'full':>6}  {'BAcc (full vs rest)':<24}{'AUC':<24}kappa (4 labels)"
-    lines = [f"judge: {result.get('judge', '?')}", "", head, _line("all", result)]
+    lines = [f"judge: {result.get('judge', '?')}", "", head, _line("all", result), *_coverage_lines(result)]
     for key, title in (("by_source", "source"), ("by_lang", "language")):
         lines += ["", f"by {title}:"] + [_line(name, m) for name, m in result[key].items()]
     lines += ["", *confusion_lines(result["confusion"], "gold", "predicted")]

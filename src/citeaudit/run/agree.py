@@ -14,8 +14,12 @@ A pair the judge left unjudged, or judged with a label it marked uncertain, is n
 or disagree with: it is listed apart and left out of the figures. So is a pair whose reviewers gave
 different labels (no one label to compare with), and a label a rule gave rather than the judge (a
 claim that cites nothing is unsupported without asking anyone: such claims have no pair to label, and
-are counted apart among the claims with no human label). The statistics are stats.py's; the desk's
-review mode computes its agreement here too.
+are counted apart among the claims with no human label). Beside those confident-only figures, the
+same figures over every pair the judge judged (an uncertain one at its best guess, the label it gives
+without the band) and the coverage, the share it was sure of: judges that are unsure of different
+pairs are otherwise measured on different pairs. Several runs are measured on the pairs every one of
+them judged (`agree_runs`). The statistics are stats.py's; the desk's review mode computes its
+agreement here too.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +41,7 @@ from citeaudit.metrics.scoring import UNCERTAIN, UNJUDGED, by_rule
 from citeaudit.parse.resolve import ResolvedCase
 from citeaudit.records import Judgment, SourcePassage
 from citeaudit.run.log import RunLog, is_stream, read_runlog, resolved_cases
-from citeaudit.stats import bootstrap_interval, metrics
+from citeaudit.stats import bootstrap_interval, metrics, paired_balanced_accuracy_difference
 
 # Below this many counted pairs no figure is given: one pair agrees or not, and kappa cannot tell
 # chance from skill.
@@ -49,6 +53,11 @@ HUMAN_JUDGE_PREFIX = "human:"
 # The curated judge's signature starts so: its judgments are the labels the cases carry (judges/curated.py).
 CURATED_JUDGE_PREFIX = "curated@"
 BY_RULE = "labelled by a rule"  # why a claim is not counted: no judge was asked (it cites nothing)
+# The figures also given over every judged pair, an uncertain one at its best guess: the same names
+# with ALL after them (`n_all`, `balanced_accuracy_all`, `balanced_accuracy_all_ci`, ...).
+ALL = "_all"
+EVERY_PAIR_FIGURES = ("n", "agree", "agreement", "kappa", "balanced_accuracy", "undefined")
+WITH_INTERVALS = ("agreement", "kappa", "balanced_accuracy")
 
 PairKey = tuple[str, frozenset[tuple[str, str | None]]]
 
@@ -266,6 +275,7 @@ class LabelledPair:
     claims: list[str]  # where the run makes this claim
     labels: list[str]  # ids of the human labels it matched
     not_counted: str | None = None  # "unjudged", "uncertain", "labelled by a rule" or "reviewers differ"
+    best_guess: str | None = None  # the judgment's label, its band ignored (None: unjudged)
 
 
 @dataclass
@@ -278,6 +288,7 @@ class Agreement:
     unmatched_labels: list[str]  # ids of human labels no claim of the run matched
     unlabelled_claims: int  # claims of the run no human label matched
     unlabelled_by_rule: int = 0  # of those, the claims a rule labelled (they cite nothing): no judge was asked
+    judged: list[LabelledPair] = field(default_factory=list)  # what the every-pair figures count, in run order
 
     @property
     def disagreements(self) -> list[LabelledPair]:
@@ -331,16 +342,37 @@ def compare(claims: Sequence[RunClaim], rows: Sequence[Row], resamples: int = 10
             units[unit_key] = _pair(claim, found)
         units[unit_key].claims.append(claim.where)
     counted = [u for u in units.values() if u.not_counted is None]
-    result = figures([u.human for u in counted], [u.judge for u in counted], resamples, seed, min_pairs)
-    return Agreement(result, counted, [u for u in units.values() if u.not_counted is not None],
-                     [r.id for r in rows if r.id not in matched], unlabelled.total(), unlabelled[True])
+    every = judged(units.values())
+    return Agreement(scored(every, resamples, seed, min_pairs), counted,
+                     [u for u in units.values() if u.not_counted is not None],
+                     [r.id for r in rows if r.id not in matched], unlabelled.total(), unlabelled[True], every)
 
 
 def _pair(claim: RunClaim, rows: list[Row]) -> LabelledPair:
     human = sorted({r.label for r in rows})
     reason = "reviewers differ" if len(human) > 1 else why_not_counted(claim.judgment)
     return LabelledPair(claim.text, list(claim.citations), " / ".join(human), claim.label, claim.explanation, [],
-                        [r.id for r in rows], reason)
+                        [r.id for r in rows], reason, claim.judgment.label if claim.judgment else None)
+
+
+def judged(pairs: Iterable[LabelledPair]) -> list[LabelledPair]:
+    """The pairs with one human label that the judge labelled, sure or not: what every-pair figures count."""
+    return [p for p in pairs if p.not_counted in (None, UNCERTAIN)]
+
+
+def scored(pairs: Sequence[LabelledPair], resamples: int = 1000, seed: int = 0,
+           min_pairs: int = MIN_PAIRS) -> dict[str, Any]:
+    """`figures` over the judged `pairs` the judge was sure of; beside them, suffixed `_all`, the same
+    over all of them, an uncertain pair counted at its best guess; and `coverage`, the share it was sure
+    of (None for no pairs). Confident-only figures of two judges unsure of different pairs are figures
+    on different pairs; the every-pair ones are not."""
+    sure = [p for p in pairs if p.not_counted is None]
+    out = figures([p.human for p in sure], [p.judge for p in sure], resamples, seed, min_pairs)
+    every = figures([p.human for p in pairs], [p.best_guess for p in pairs], resamples, seed, min_pairs)
+    out.update({name + ALL: every[name] for name in EVERY_PAIR_FIGURES})
+    out.update({f"{name}{ALL}_ci": every[f"{name}_ci"] for name in WITH_INTERVALS})
+    out["coverage"] = len(sure) / len(pairs) if pairs else None
+    return out
 
 
 def agree(log: RunLog, labels: Labels, resamples: int = 1000, seed: int = 0) -> dict[str, Any]:
@@ -348,6 +380,49 @@ def agree(log: RunLog, labels: Labels, resamples: int = 1000, seed: int = 0) -> 
     JSON that `citeaudit agree --format json` prints."""
     found = compare(claims_of_log(log), labels.rows, resamples, seed)
     if not log.settings.judges_claims:  # every pair unjudged: say why, not "0 so far"
-        found.figures["undefined"] = f"the run's measures judge no claim ({NOT_MEASURED})"
-    return {"judge": log.judge, "labels": {"file": labels.file, "format": labels.format, "rows": len(labels.rows)},
-            "resamples": resamples, "seed": seed, **found.to_dict()}
+        found.figures["undefined"] = found.figures["undefined" + ALL] = _judges_no_claim()
+    return {"judge": log.judge, "labels": _labels_header(labels), "resamples": resamples, "seed": seed,
+            **found.to_dict()}
+
+
+def _judges_no_claim() -> str:
+    return f"the run's measures judge no claim ({NOT_MEASURED})"
+
+
+def _labels_header(labels: Labels) -> dict[str, Any]:
+    return {"file": labels.file, "format": labels.format, "rows": len(labels.rows)}
+
+
+def agree_runs(logs: Sequence[tuple[str, RunLog]], labels: Labels, resamples: int = 1000,
+               seed: int = 0) -> dict[str, Any]:
+    """Several runs' judges on the same pairs, as the JSON `citeaudit agree RUN1 RUN2 ... --format json`
+    prints: the pairs with one human label that every run judged (unsure included); over them each
+    run's confident and every-pair figures (`scored`), and each later run's every-pair balanced
+    accuracy minus the first run's with a paired bootstrap interval (the same resampled pairs for both,
+    so what the pairs share cancels out)."""
+    judged_by_run = []
+    for _, log in logs:
+        found = compare(claims_of_log(log), labels.rows, resamples=0)
+        # a pair is named by the ids of the labels it matched: labels are grouped by claim text and
+        # passages, so those ids tell the pair apart whichever run it comes from
+        by_labels: dict[tuple[str, ...], LabelledPair] = {}
+        for pair in found.judged:  # in the run's order, so one run alone gives the same intervals
+            by_labels.setdefault(tuple(pair.labels), pair)
+        judged_by_run.append(by_labels)
+    first = judged_by_run[0]
+    common = [k for k in first if all(k in other for other in judged_by_run[1:])]
+    somewhere = set().union(*judged_by_run)
+    gold = [first[k].human == "full" for k in common]
+    guesses = [[by_labels[k].best_guess == "full" for k in common] for by_labels in judged_by_run]
+    runs = []
+    for i, ((name, log), by_labels) in enumerate(zip(logs, judged_by_run)):
+        result = {"run": name, "judge": log.judge, **scored([by_labels[k] for k in common], resamples, seed)}
+        if not log.settings.judges_claims:
+            result["undefined"] = result["undefined" + ALL] = _judges_no_claim()
+        difference = ci = None
+        if i and result["balanced_accuracy" + ALL] is not None and runs[0]["balanced_accuracy" + ALL] is not None:
+            difference, ci = paired_balanced_accuracy_difference(gold, guesses[0], guesses[i], resamples, seed)
+        runs.append({**result, "balanced_accuracy_all_difference": difference,
+                     "balanced_accuracy_all_difference_ci": ci})
+    return {"labels": _labels_header(labels), "resamples": resamples, "seed": seed, "pairs": len(common),
+            "left_out": len(somewhere) - len(common), "runs": runs}

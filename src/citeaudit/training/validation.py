@@ -5,6 +5,10 @@ The rows are labelled DATA rows (labelled.py); the statistics are in stats.py. T
 judge over the rows and measures its judgments. AUC ranks by `scores["support"]` (the model judge's
 calibrated probability) when there is one, else `scores["full"]` when the judge gives class
 probabilities, else `scores["similarity"]`; it is None for a judge that gives none of these.
+
+Every figure counts every row, a row the judge was unsure of (`uncertain`) at its best guess, its
+label; the same figures over the rows it was sure of are given apart (`confident`), with the coverage,
+the share of rows it was sure of, as `citeaudit agree` gives them.
 """
 
 from __future__ import annotations
@@ -39,11 +43,20 @@ def predict(rows: Sequence[Row], judge, batch_size: int = 64,
 
 def evaluate(rows: Sequence[Row], judgments: Sequence[Judgment], resamples: int = 1000,
              seed: int = 0) -> dict[str, Any]:
-    """Metrics of given judgments against the rows' labels, overall, by_source and by_lang."""
+    """Metrics of given judgments against the rows' labels, overall, by_source and by_lang; overall also
+    under the names `citeaudit agree` gives every-pair figures (`n_all`, `balanced_accuracy_all`,
+    `kappa_all`, each figure with `_ci`), the figures of the rows the judge was sure of (`confident`) and
+    the share of those (`coverage`)."""
     gold = [r.label for r in rows]
-    pred = [j.label for j in judgments]
+    pred = [j.label for j in judgments]  # an uncertain judgment's label is its best guess
     scores = [score_of(j) for j in judgments]
     result = metrics(gold, pred, scores, resamples, seed)
+    result.update({f"{name}_all{ci}": result[f"{name}{ci}"] for name in ("balanced_accuracy", "kappa")
+                   for ci in ("", "_ci")}, n_all=result["n"])
+    sure = [i for i, j in enumerate(judgments) if not j.uncertain]
+    result["coverage"] = len(sure) / len(rows) if rows else None
+    result["confident"] = metrics([gold[i] for i in sure], [pred[i] for i in sure], [scores[i] for i in sure],
+                                  resamples, seed)
     for key, attr in (("by_source", "source"), ("by_lang", "lang")):
         groups: dict[str, list[int]] = {}
         for i, r in enumerate(rows):
