@@ -231,3 +231,20 @@ def test_a_base_of_its_kind_trains_exports_and_calibrates(tmp_path):
     text = " ".join(WORDS * 3) + "."
     verdict = judge.judge_batch([Request.of("the bridge opened in march", [SourcePassage("P", "P", None, text, 0, len(text))])])[0]
     assert verdict.label in ("full", "partial", "none", "contradicts") and "window(s)" in verdict.explanation
+
+
+@pytest.mark.slow
+def test_the_six_layer_base_is_the_bottom_half_of_the_twelve(pruned_base, tmp_path):
+    from safetensors.numpy import load_file
+
+    path, _ = pruned_base
+    six = bases.build_e5_base(tmp_path / "six", bases.ZH_EN_PIECES, layers=6)
+    config = json.loads((six / "config.json").read_text())
+    assert config["num_hidden_layers"] == 6
+    assert json.loads((six / "base.json").read_text())["layers"] == "the bottom 6 of 12"
+    whole, half = load_file(str(path / "model.safetensors")), load_file(str(six / "model.safetensors"))
+    assert set(half) == {k for k in whole if not k.startswith("encoder.layer.") or int(k.split(".")[2]) < 6}
+    assert all((half[k] == whole[k]).all() for k in half)
+    assert (six / "tokenizer.json").read_bytes() == (path / "tokenizer.json").read_bytes()
+    with pytest.raises(TrainingError, match="layers: 1 to 12, got 13"):
+        bases.build_e5_base(tmp_path / "thirteen", bases.ZH_EN_PIECES, layers=13)

@@ -211,10 +211,12 @@ def calibrate_judge_cmd(data, model_dir, exclude_source, dry_run):
 @click.option("--derived", "derived_per_kind", type=click.IntRange(min=0), default=0, show_default=True,
               help="short plain pairs of each kind per language made from the train rows' passages "
                    "(training/augment.py)")
+@click.option("--freeze-embeddings", is_flag=True,
+              help="keep the base's word embeddings as they are (a multilingual base keeps its languages aligned)")
 def train_judge_cmd(out_dir, extra_labels, leave_out, time_budget, steps, fit_steps, resume, data_dir, work_dir,
                     seed, device, precision, batch_size, lr, workers, checkpoint, base, nli_sets,
                     unstated_licence_nli, nli_ratio, per_source_cap, mix_dir, dev_rows, languages, nli_zh,
-                    derived_per_kind):
+                    derived_per_kind, freeze_embeddings):
     """Fine-tune the model judge, export it as int8 ONNX into OUT_DIR (with a model card), then fit its
     calibration on the dev split (without the left-out source)."""
     from citeaudit.training import calibrate, export, train
@@ -226,7 +228,7 @@ def train_judge_cmd(out_dir, extra_labels, leave_out, time_budget, steps, fit_st
         device=device, precision=precision, batch_size=batch_size, lr=lr, workers=workers, checkpoint=checkpoint,
         base=base, nli_sets=nli_sets, unstated_licence_nli=unstated_licence_nli, nli_ratio=nli_ratio,
         per_source_cap=per_source_cap, mix=mix_dir, fit_steps=fit_steps, languages=tuple(languages.split(",")),
-        nli_zh=nli_zh, derived_per_kind=derived_per_kind)
+        nli_zh=nli_zh, derived_per_kind=derived_per_kind, freeze_embeddings=freeze_embeddings)
     rows = None
     if dev_rows:
         from citeaudit.files.labelled import load_rows

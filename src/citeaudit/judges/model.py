@@ -63,10 +63,11 @@ from citeaudit.judges.cache import BoundedCache
 from citeaudit.judges.guard import check
 from citeaudit.judges.judge_dir import JudgeDir, load_judge_dir
 from citeaudit.judges.local import CrossEncoderJudge
-from citeaudit.judges.spec import MODEL, MODEL_UNCERTAIN_BAND, ZH_EMBEDDING_THRESHOLD
+from citeaudit.judges.spec import MODEL, MODEL_UNCERTAIN_BAND, MODEL_VERSION, MODEL_VERSIONS, ZH_EMBEDDING_THRESHOLD
 from citeaudit.judges.windows import TokenSpans, Window, set_windows
 
-MODEL_NAME = "judge-v1"
+# common characters of everyday Chinese: a vocabulary that reads Chinese knows nearly all of them
+_CHINESE_PROBE = "请按住电源键十秒，然后松开。这款平板不防水，保修期为两年，退款将在十四天内到账。"
 CHINESE_SHARE = 0.3  # Han share of the letters from which a claim or its passages count as Chinese
 # the shipped config names its classes full / partial / none / contradicts
 IDENTITY_LABELS = {name: name for name in ("full", "partial", "none", "contradicts")}
@@ -78,20 +79,30 @@ _STRENGTH = {"full": 3, "partial": 2, "none": 1, "contradicts": 0}
 PASSAGES_REMEMBERED = 4_096  # passage encodings kept per judge (a passage is read again for each claim citing it)
 
 
-def shipped_model_dir() -> Path:
-    """citeaudit/models/judge-v1, found with importlib.resources (works from a wheel or a checkout)."""
+def shipped_model_dir(version: str = MODEL_VERSION) -> Path:
+    """citeaudit/models/judge-vN, found with importlib.resources (works from a wheel or a checkout)."""
     from importlib.resources import files
 
-    path = Path(str(files("citeaudit") / "models" / MODEL_NAME))
+    path = Path(str(files("citeaudit") / "models" / MODEL_VERSIONS[version]))
     if not (path / "config.json").exists():
         raise JudgeSetupError(f"the shipped model is missing at {path}")
     return path
 
 
-def model_dir(path: str | Path | None = None) -> JudgeDir:
-    """The model judge's directory (`path`, else the shipped one), read and checked: a damaged file is a
-    JudgeSetupError naming it. Checked once per version of its files, however often it is asked."""
-    return load_judge_dir(path if path else shipped_model_dir())
+def model_dir(path: str | Path | None = None, version: str = MODEL_VERSION) -> JudgeDir:
+    """The model judge's directory (`path`, else the shipped one of `version`), read and checked: a
+    damaged file is a JudgeSetupError naming it. Checked once per version of its files, however often
+    it is asked."""
+    return load_judge_dir(path if path else shipped_model_dir(version))
+
+
+def reads_chinese(tokenizer) -> bool:
+    """Whether a tokenizer's vocabulary reads Chinese (judge-v2's does; judge-v1's MiniLM vocabulary
+    turns most Chinese characters into [UNK])."""
+    unknown = tokenizer.token_to_id("[UNK]")
+    unknown = tokenizer.token_to_id("<unk>") if unknown is None else unknown
+    ids = tokenizer.encode(_CHINESE_PROBE, add_special_tokens=False).ids
+    return sum(i == unknown for i in ids) <= len(ids) // 10
 
 
 def is_chinese(request: Request) -> bool:
@@ -182,17 +193,18 @@ class ModelJudge:
     name = "model"
 
     def __init__(self, path: str | Path | None = None, guard: bool = True, threads: int | None = None,
-                 zh: str = "embedding", batch_size: int = 1, calibrated: bool = True,
-                 band: float | None = None):
+                 zh: str = "auto", batch_size: int = 1, calibrated: bool = True,
+                 band: float | None = None, version: str = MODEL_VERSION):
         self.options = MODEL.of(path=path, guard=guard, threads=threads, zh=zh, batch_size=batch_size,
-                                calibrated=calibrated, band=band)  # checked: a JudgeSetupError names a bad one
-        self.judge_dir = model_dir(self.options["path"])
+                                calibrated=calibrated, band=band, version=version)  # checked: a JudgeSetupError names a bad one
+        self.judge_dir = model_dir(self.options["path"], self.options["version"])
         self.path = self.judge_dir.path
         self.inner = PassageEncodedJudge(self.path, batch_size=self.options["batch"], threads=self.options["threads"])
+        self.reads_chinese = reads_chinese(self.inner.backend.tokenizer)
         self.guard = self.options["guard"]
         fitted = self.judge_dir.calibration
         self.calibration = fitted if self.options["calibration"] else None
-        self.zh = self.options["zh"]
+        self.zh = self.options["zh"] if self.options["zh"] != "auto" else "model" if self.reads_chinese else "embedding"
         self._zh_judge = None
         self._judged: BoundedCache[tuple[Request, bool], Judgment] = BoundedCache(100_000)
         # the band needs the calibrated p(support): without a calibration there is none; unless given,
@@ -244,7 +256,7 @@ class ModelJudge:
             texts: list[str] = []
             for i, j, text in zip(en, self.inner.judge_batch([requests[i] for i in en], texts), texts):
                 note = ("; the model is not validated for Chinese (its vocabulary reads most Chinese as [UNK])"
-                        if chinese[i] else "")
+                        if chinese[i] and not self.reads_chinese else "")
                 evidence[i] = text
                 if self.calibration is not None:
                     j = self.calibrate(requests[i], j, text)

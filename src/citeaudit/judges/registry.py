@@ -83,7 +83,7 @@ def _model_dir(options: Options) -> None:
     stops every command before any work, with the same message."""
     from citeaudit.judges.model import model_dir
 
-    model_dir(options["path"])
+    model_dir(options["path"], options["version"])
 
 
 @_kind("model", "the shipped offline judge (int8 MiniLM cross-encoder + qualifier guard): model[:OPTION=VALUE,...]",

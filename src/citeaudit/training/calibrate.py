@@ -24,12 +24,15 @@ from citeaudit.training.export import record_calibration
 def fit_model_calibration(model_dir: str | Path, rows: Sequence[Row], exclude_sources: Sequence[str] = (),
                           threads: int | None = None, described_as: str = "") -> tuple[Calibration, dict]:
     """Judge `rows` with the model in `model_dir` (no guard, no calibration), fit the calibration on the
-    rows the model itself judges (not Chinese, not in `exclude_sources`), and return it with a summary:
-    rows used and balanced accuracy on those rows before and after (in-sample)."""
+    rows the model itself judges (not in `exclude_sources`; Chinese rows only when its vocabulary reads
+    Chinese, else the embedding judge takes them), and return it with a summary: rows used and balanced
+    accuracy on those rows before and after (in-sample)."""
     judge = ModelJudge(path=model_dir, guard=False, threads=threads, calibrated=False)
-    used = [r for r in rows if r.source not in exclude_sources and not is_chinese(Request.of(r.claim, r.passages))]
+    used = [r for r in rows if r.source not in exclude_sources
+            and (judge.zh == "model" or not is_chinese(Request.of(r.claim, r.passages)))]
     if not used:
-        raise TrainingError("no rows left to fit on (Chinese rows and excluded sources are skipped)")
+        raise TrainingError("no rows left to fit on (excluded sources, and Chinese rows for a model that does "
+                            "not read Chinese, are skipped)")
     requests = [Request.of(r.claim, r.passages) for r in used]
     values: list[list[float]] = []
     argmax_full: list[bool] = []

@@ -372,7 +372,7 @@ def train_judge(out_dir: str | Path, data_dir: str | Path | None = None, extra_l
                 workers: int | None = None, base: str | Path | None = None, per_source_cap: int = 1600,
                 nli_sets: str | Sequence[str] = "standard", unstated_licence_nli: bool = False,
                 mix: str | Path | None = None, fit_steps: bool = False, languages: Sequence[str] = ("en",),
-                nli_zh: int = 0, derived_per_kind: int = 0) -> dict:
+                nli_zh: int = 0, derived_per_kind: int = 0, freeze_embeddings: bool = False) -> dict:
     """Train; writes the Hugging Face model to `out_dir` (a directory of its own, e.g. the work dir's
     `final/`), returns the training record (for the model card).
 
@@ -445,7 +445,12 @@ def train_judge(out_dir: str | Path, data_dir: str | Path | None = None, extra_l
         torch.backends.cuda.matmul.allow_tf32 = True
         torch.backends.cudnn.allow_tf32 = True
     model.to(device)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01, **({"fused": True} if on_gpu else {}))
+    if freeze_embeddings:
+        # the word embeddings stay the base's: a multilingual vocabulary keeps its alignment across
+        # languages (English pairs still teach Chinese ones), and the step skips their 26M gradients
+        model.get_input_embeddings().weight.requires_grad_(False)
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=lr, weight_decay=0.01,
+                                  **({"fused": True} if on_gpu else {}))
     step, elapsed, losses = 0, 0.0, []
     planned_at_start = steps
     fitted: int | None = None  # the steps --fit-steps planned, once it has
@@ -546,7 +551,7 @@ def train_judge(out_dir: str | Path, data_dir: str | Path | None = None, extra_l
         "steps_planned": steps, "batch_size": batch_size, "max_len": max_len, "lr": lr,
         "schedule": f"linear warm-up {warmup} steps, linear decay to step {steps} (floor 5%)",
         "optimizer": "AdamW wd 0.01, grad clip 1.0", "seed": seed, "nli_ratio": manifest.get("nli", {}).get("ratio", nli_ratio),
-        "threads": threads, "time_budget_s": time_budget_s,
+        "threads": threads, "time_budget_s": time_budget_s, "word_embeddings": "frozen" if freeze_embeddings else "trained",
         "device": device, "precision": precision, "loader_workers": workers}
     if fitted and fit_steps:
         hyper_parameters["steps_fitted_to_budget"] = f"{planned_at_start} planned, {fitted} fitted"
