@@ -63,7 +63,7 @@ from citeaudit.judges.cache import BoundedCache
 from citeaudit.judges.guard import check
 from citeaudit.judges.local import CrossEncoderJudge
 from citeaudit.judges.spec import MODEL, MODEL_UNCERTAIN_BAND, ZH_EMBEDDING_THRESHOLD
-from citeaudit.judges.windows import TokenSpans, Window, set_windows
+from citeaudit.judges.windows import TokenSpans, Window, set_windows, window_reporter
 
 MODEL_NAME = "judge-v1"
 CHINESE_SHARE = 0.3  # Han share of the letters from which a claim or its passages count as Chinese
@@ -165,10 +165,12 @@ class PassageEncodedJudge(CrossEncoderJudge):
                 pairs.append((i, windows, premise, self._pair_ids(windows, passages, premise, request.text, claim_ids)))
         probs: list = [None] * len(pairs)
         order = sorted(range(len(pairs)), key=lambda k: len(pairs[k][2]))  # batch by length, as local.py does
+        told = window_reporter()
         for b in range(0, len(order), self.batch_size):
             chunk = order[b: b + self.batch_size]
             for k, row in zip(chunk, self._forward([pairs[k][3] for k in chunk])):
                 probs[k] = row
+            told(b + len(chunk), len(order))
         return self._judged(len(requests), [(i, windows) for i, windows, _, _ in pairs], probs, evidence_texts)
 
 
