@@ -116,7 +116,7 @@ def test_human_labels_agreement_and_export(client, tmp_path):
     assert snap["agreement"]["n"] == 2 and snap["agreement"]["agree"] == 1
     assert snap["agreement"]["confusion"]["partial"]["full"] == 1
     assert [h["label"] for h in snap["human"]] == ["none", "partial"]
-    log = client.get("/api/export").json()
+    log = client.post("/api/export", json={}).json()
     human = [j for j in log["judgments"] if j["judgment"]["judge"] == "human:maya"]
     assert {(j["text"], j["judgment"]["label"]) for j in human} == {
         ("Standard items may be returned within 30 days of delivery.", "none"),
@@ -204,7 +204,7 @@ def test_exercises_never_enter_the_users_session_or_its_export(client):
     _walk(client, "test-scope", "clearance")
     user = client.get("/api/state").json()
     assert [c["id"] for c in user["cases"]] == ["p7", "p7-zh", "returns-desk", "manual-audit"]
-    log = client.get("/api/export").json()
+    log = client.post("/api/export", json={}).json()
     assert [c["id"] for c in log["cases"]] == ["p7", "p7-zh", "returns-desk", "manual-audit"]
     assert not any(p["case"].startswith("returns-desk-") for p in log["passages"])
     exercises = client.get(f"{EXERCISES}/state").json()
@@ -214,7 +214,7 @@ def test_exercises_never_enter_the_users_session_or_its_export(client):
 
 def test_the_export_reports_its_progress(client):
     assert client.get("/api/export/progress").json() == {"running": False, "done": 0, "total": 0}
-    assert client.get("/api/export").status_code == 200
+    assert client.post("/api/export", json={}).status_code == 200
     assert client.get("/api/export/progress").json() == {"running": False, "done": 4, "total": 4}
 
 
@@ -222,7 +222,7 @@ def test_the_export_asks_the_judge_nothing_already_judged(unsure):
     session, judge, client = unsure
     client.get("/api/state")
     judge.asked.clear()
-    log = client.get("/api/export").json()
+    log = client.post("/api/export", json={}).json()
     assert judge.asked == [] and log["judgments"]
 
 
@@ -290,7 +290,7 @@ def test_a_store_serves_requests_from_the_servers_threads(tmp_path):
     client = TestClient(create_app(DeskSession(cases, "curated", str(tmp_path / "desk.db"))), base_url=DESK)
     for case in ("p7", "returns-desk", "p7"):  # each request is served on a worker thread
         assert client.get("/api/state", params={"case": case}).status_code == 200
-    assert client.get("/api/export").status_code == 200
+    assert client.post("/api/export", json={}).status_code == 200
 
 
 def test_unknown_walkthrough_and_case(client):
@@ -471,7 +471,7 @@ WINDOW = "Standard items may be returned within 30 days of delivery."
 
 
 def _suggestion(client, answer, statement, case="returns-desk"):
-    r = client.get("/api/suggestion", params={"case": case, "answer": answer, "statement": statement})
+    r = client.post("/api/suggestion", json={"case": case, "answer": answer, "statement": statement})
     assert r.status_code == 200, r.text
     return r.json()
 
@@ -521,7 +521,7 @@ def test_applying_a_suggestion_is_the_edit_the_tick_boxes_make():
     hand = _cite(by_hand, where, 0, ["S1"], api="/api")
     click = _apply(by_click, _suggestion(by_click, "original", 0))
     assert hand["answer"] == click["answer"]
-    logs = [c.get("/api/export").json() for c in (by_hand, by_click)]
+    logs = [c.post("/api/export", json={}).json() for c in (by_hand, by_click)]
     assert logs[0]["results"] == logs[1]["results"] and logs[0]["cases"] == logs[1]["cases"]
     undone = by_click.post("/api/reset", json={"case": "returns-desk", "answer": "original"}).json()
     assert _figures(undone) == ("2/4", "2/3")
@@ -627,7 +627,7 @@ def test_the_desk_command_bounds_the_search_as_repair_does(runner, monkeypatch):
     ({"case": "returns-desk", "answer": "original", "statement": -1}, 422, "statement"),
 ])
 def test_bad_suggestion_requests(client, params, status, message):
-    r = client.get("/api/suggestion", params=params)
+    r = client.post("/api/suggestion", json=params)
     assert r.status_code == status and message in r.json()["error"]
 
 
@@ -653,3 +653,68 @@ def _returns_desk_text() -> str:
     from citeaudit.examples import example_text
 
     return example_text("returns_desk.json")
+
+
+class HeldSearch:
+    """The returns desk's curated judge, except that it holds one pair only a suggestion's search asks
+    (C5 with S5 alone) until the test lets it through: a slow judge whose pace the test sets."""
+
+    name = "held"
+
+    def __init__(self, resolved):
+        import threading
+
+        from citeaudit.judges import make_judge
+
+        self.curated = make_judge("curated", resolved)
+        self.signature = self.curated.signature
+        self.reached, self.release = threading.Event(), threading.Event()
+
+    def judge(self, text, passages):
+        if text.startswith("Standard and clearance items") and [p.id for p in passages] == ["S5"]:
+            self.reached.set()
+            if not self.release.wait(60):
+                raise RuntimeError("the test never let the search go on")
+        return self.curated.judge(text, passages)
+
+
+def test_a_slow_suggestion_on_a_long_passage_leaves_the_desk_answering():
+    """While a suggestion's search waits on its judge, the page's other requests are answered, an edit
+    included: the search holds neither the session nor the server's event loop."""
+    import threading
+
+    from citeaudit.desk import DeskSession
+    from citeaudit.parse.resolve import resolve
+    from citeaudit.records import Case
+
+    case = json.loads(_returns_desk_text())
+    words = "Clearance and standard items are returned within days on the archive shelf. "
+    case["sources"].append({"id": "S7", "text": words * 20_000})  # 1.5 MB, ranked for C5 too
+    case = Case.model_validate(case)
+    judge = HeldSearch([resolve(case)[0]])
+    session = DeskSession([case], judge=judge)
+    with TestClient(create_app(session), base_url=DESK) as client:  # one event loop for every request
+        assert client.get("/api/state").status_code == 200  # the first page judges every case
+        answered = {}
+        search = threading.Thread(target=lambda: answered.update(suggestion=client.post(
+            "/api/suggestion", json={"case": "returns-desk", "answer": "overbroad-claim", "statement": 0})))
+        search.start()
+        try:
+            assert judge.reached.wait(60), "the search never asked the held pair"
+            state = client.get("/api/state", params={"case": "returns-desk", "answer": "original"})
+            assert state.status_code == 200 and _figures(state.json()) == ("2/4", "2/3")
+            assert client.get("/api/overview").status_code == 200
+            edited = client.post("/api/edit", json={"case": "returns-desk", "answer": "original", "statement": 0,
+                                                    "citations": ["S1"]})  # the case being searched changes
+            assert edited.status_code == 200 and _figures(edited.json()) == ("3/4", "3/3")
+            assert "suggestion" not in answered  # all of it while the search still waits on its judge
+        finally:
+            judge.release.set()
+            search.join(60)
+        found = answered["suggestion"]
+        assert found.status_code == 200, found.text
+        # the search answers for the case as it found it, and is not kept for the case as it is now
+        assert (found.json()["version"], found.json()["claims"][0]["action"]) == (0, "none_found")
+        again = client.post("/api/suggestion", json={"case": "returns-desk", "answer": "overbroad-claim",
+                                                     "statement": 0}).json()
+        assert (again["version"], again["claims"][0]["action"]) == (1, "none_found")

@@ -1,7 +1,8 @@
 """The desk against other sites and oversized input: it answers only to its own host names (DNS
-rebinding), refuses changes from other origins and cross-site form posts, caps request and field sizes
-without echoing the request, sends its security headers everywhere, and refuses to start on a bad,
-busy or non-loopback address unless told to."""
+rebinding), refuses changes from other origins and cross-site form posts, judges and writes only on a
+POST (a GET reads what the session holds), caps request and field sizes without echoing the request,
+sends its security headers everywhere, and refuses to start on a bad, busy or non-loopback address
+unless told to."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from citeaudit.errors import CiteauditError  # noqa: E402
 
 DESK = "http://127.0.0.1:8765"
 EDIT = {"case": "returns-desk", "answer": "original", "statement": 0, "citations": ["S1"]}
+WHERE = {"case": "returns-desk", "answer": "original", "statement": 0}
 HUMAN = {"case": "returns-desk", "answer": "original", "statement": 0, "claim": 0, "label": "none", "reviewer": "eve"}
 
 
@@ -44,8 +46,8 @@ def human_labels(client) -> list:
 
 
 @pytest.mark.parametrize("method, path, body", [
-    ("GET", "/api/state", None), ("GET", "/api/export", None), ("GET", "/", None),
-    ("POST", "/api/edit", EDIT), ("POST", "/api/human", HUMAN),
+    ("GET", "/api/state", None), ("POST", "/api/export", {}), ("GET", "/", None),
+    ("POST", "/api/edit", EDIT), ("POST", "/api/human", HUMAN), ("POST", "/api/suggestion", WHERE),
 ])
 def test_a_foreign_host_name_is_refused(client, method, path, body):
     r = client.request(method, path, json=body, headers={"Host": "evil.example:8765"})
@@ -93,6 +95,88 @@ def test_a_change_from_the_desk_page_itself_is_applied(client):
     assert client.get("/api/state", headers={"Origin": "http://evil.example"}).status_code == 200
 
 
+class CountingJudge:
+    """The built-in examples' curated judge, counting the pairs it is asked."""
+
+    name = "counting"
+
+    def __init__(self):
+        from citeaudit.examples import EXAMPLE_FILES, load_example
+        from citeaudit.judges import make_judge
+
+        self.resolved = [rc for name in EXAMPLE_FILES for rc in load_example(name)]
+        self.curated = make_judge("curated", self.resolved)
+        self.signature = self.curated.signature
+        self.asked = 0
+
+    def judge(self, text, passages):
+        self.asked += 1
+        return self.curated.judge(text, passages)
+
+
+@pytest.fixture
+def judged(tmp_path):
+    """A desk with a judgment store whose first page is drawn (every case judged once), its judge counting
+    what it is asked after that, and a way to read the store's rows."""
+    import sqlite3
+
+    from citeaudit.desk import DeskSession
+
+    judge, store = CountingJudge(), tmp_path / "judgments.db"
+    session = DeskSession([rc.case for rc in judge.resolved], judge=judge, store_path=str(store))
+    client = TestClient(create_app(session), base_url=DESK, raise_server_exceptions=False)
+    assert client.get("/api/state").status_code == 200
+    judge.asked = 0
+
+    def rows():
+        with sqlite3.connect(store) as db:
+            return db.execute("SELECT key, judgment FROM judgments ORDER BY key").fetchall()
+
+    return session, client, judge, rows
+
+
+@pytest.mark.parametrize("origin", ["http://evil.example", "http://127.0.0.1:3000", "null"])
+def test_another_origin_cannot_make_the_desk_judge_or_write(judged, origin):
+    session, client, judge, rows = judged
+    stored, progress = rows(), dict(session.export_progress)
+    for path, body in (("/api/suggestion", {**WHERE, "answer": "overbroad-claim"}), ("/api/export", {})):
+        r = client.post(path, json=body, headers={"Origin": origin})
+        assert (r.status_code, r.json()) == (403, {"error": "requests from other sites cannot change the desk"})
+    assert judge.asked == 0 and rows() == stored and session.export_progress == progress
+    # from the desk's own page, the same search judges and records what it judged
+    r = client.post("/api/suggestion", json={**WHERE, "answer": "overbroad-claim"}, headers={"Origin": DESK})
+    assert r.status_code == 200 and judge.asked > 0 and len(rows()) > len(stored)
+
+
+@pytest.mark.parametrize("path, params", [
+    ("/api/suggestion", {**WHERE, "answer": "overbroad-claim"}), ("/api/export", {}),
+])
+def test_a_get_neither_searches_nor_exports(judged, path, params):
+    session, client, judge, rows = judged
+    stored = rows()
+    r = client.get(path, params=params, headers={"Origin": "http://evil.example"})
+    assert r.status_code == 405
+    r = client.get(path, params=params)
+    assert r.status_code == 405
+    assert judge.asked == 0 and rows() == stored and session.export_progress["total"] == 0
+
+
+def test_once_the_first_page_is_drawn_no_get_of_the_api_judges_or_writes(judged):
+    """Every GET route of the API, with its defaults: each only reads what the session holds."""
+    session, client, judge, rows = judged
+    stored, progress = rows(), dict(session.export_progress)
+    state = client.get("/api/state").json()
+    gets = sorted(route.path for route in client.app.routes
+                  if "GET" in getattr(route, "methods", ()) and "/api/" in route.path)
+    assert gets == ["/api/export/progress", "/api/overview", "/api/state", "/api/walkthroughs",
+                    "/walkthrough/api/export/progress", "/walkthrough/api/overview", "/walkthrough/api/state",
+                    "/walkthrough/api/walkthroughs"]
+    for path in gets:
+        assert client.get(path).status_code == 200, path
+    assert judge.asked == 0 and rows() == stored and session.export_progress == progress
+    assert client.get("/api/state").json() == state
+
+
 @pytest.mark.parametrize("content_type", ["application/x-www-form-urlencoded", "text/plain", "multipart/form-data"])
 def test_a_form_post_is_not_read_as_json(client, content_type):
     # What an HTML form on another site can send (no Origin: some browsers and proxies drop it).
@@ -100,6 +184,16 @@ def test_a_form_post_is_not_read_as_json(client, content_type):
     r = client.post("/api/edit", content=body, headers={"Content-Type": content_type})
     assert r.status_code == 422
     assert c1_citations(client) == ["S2"]
+
+
+@pytest.mark.parametrize("content_type", ["application/x-www-form-urlencoded", "text/plain", "multipart/form-data"])
+def test_a_form_post_neither_searches_nor_exports(judged, content_type):
+    session, client, judge, rows = judged
+    stored = rows()
+    for path, body in (("/api/suggestion", b'{"case": "returns-desk", "answer": "overbroad-claim", "statement": 0}'),
+                       ("/api/export", b"{}"), ("/api/export", b"")):
+        assert client.post(path, content=body, headers={"Content-Type": content_type}).status_code == 422
+    assert judge.asked == 0 and rows() == stored and session.export_progress["total"] == 0
 
 
 # ---------------------------------------------------------------- sizes, and no echo
@@ -127,6 +221,8 @@ def test_a_streamed_body_over_the_limit_is_refused_while_reading(client):
     ("/api/human", {**HUMAN, "note": "y" * (MAX_NOTE + 1)}, "note"),
     ("/api/human", {**HUMAN, "reviewer": "y" * 201}, "reviewer"),
     ("/api/walkthrough", {"name": "y" * 501}, "name"),
+    ("/api/suggestion", {**WHERE, "case": "y" * 501}, "case"),
+    ("/api/suggestion", {**WHERE, "answer": "y" * 501}, "answer"),
 ])
 def test_an_oversized_field_is_refused_without_echo(client, endpoint, body, where):
     r = client.post(endpoint, json=body)
@@ -162,8 +258,7 @@ def test_a_refused_edit_quotes_a_long_text_only_in_part(client):
 
 @pytest.mark.parametrize("path, params", [
     ("/api/state", {"case": "q" * 501}),
-    ("/api/suggestion", {"case": "q" * 501, "answer": "original", "statement": 0}),
-    ("/api/suggestion", {"case": "returns-desk", "answer": "q" * 501, "statement": 0}),
+    ("/api/state", {"answer": "q" * 501}),
 ])
 def test_a_query_over_the_limit_is_refused(client, path, params):
     r = client.get(path, params=params)
@@ -179,7 +274,7 @@ def meta_policy() -> str:
 
 
 @pytest.mark.parametrize("method, path, headers", [
-    ("GET", "/", {}), ("GET", "/api/state", {}), ("GET", "/static/app.js", {}), ("GET", "/api/export", {}),
+    ("GET", "/", {}), ("GET", "/api/state", {}), ("GET", "/static/app.js", {}), ("POST", "/api/export", {}),
     ("GET", "/nowhere", {}), ("POST", "/api/edit", {}), ("GET", "/api/state", {"Host": "evil.example"}),
     ("POST", "/api/edit", {"Origin": "http://evil.example"}),
 ])

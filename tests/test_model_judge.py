@@ -7,6 +7,7 @@ wrong, the test says so and asserts what the judge (model + guard) does instead.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -324,3 +325,40 @@ def test_dequantized_graph_keeps_the_int8_weights_and_is_batch_independent(tmp_p
     alone = np.array([fp32._forward([row])[0] for row in rows])
     assert np.abs(alone - fp32._forward(rows)).max() < 1e-5  # padded batch = one by one
     assert np.abs(alone - np.array([shipped._forward([row])[0] for row in rows])).max() < 0.15
+
+
+# --- a long passage's windows, told as they are read ------------------------------------------------------
+
+SHELF = "The ledgers are kept on the river shelf."
+
+
+def test_the_windows_of_a_long_passage_are_told_as_they_are_read(judge):
+    from citeaudit.judges.windows import windows_told
+
+    text = "The archive keeps its ledgers in the cellar, and the maps on the upper floor. " * 300 + SHELF
+    told = []
+    with windows_told(lambda done, total: told.append((done, total))):
+        judge.judge(SHELF, [passage("S1", text)])
+    total = told[-1][1]
+    assert total > 5 and told == [(k, total) for k in range(1, total + 1)]  # one window a forward pass
+    judge.judge(SHELF + " ", [passage("S1", text)])
+    assert len(told) == total  # outside the block nothing is told
+
+
+def test_prepare_shows_the_windows_it_reads_of_a_long_passage(runner, tmp_path, monkeypatch):
+    from citeaudit.cli import common, main
+
+    monkeypatch.setattr(common, "MANY_WINDOWS", 5)  # the bar shows from this many windows in a batch
+    text = "The archive keeps its ledgers in the cellar, and the maps on the upper floor. " * 300 + SHELF
+    case = {"id": "long", "question": "q?", "sources": [{"id": "S1", "text": text}],
+            "answers": [{"id": "a", "statements": [{"id": "C1", "text": SHELF, "citations": ["S1"]}]}]}
+    path = tmp_path / "long.json"
+    path.write_text(json.dumps(case), encoding="utf-8")
+    args = ["prepare", str(path), "--judge", "model:threads=2", "--store", str(tmp_path / "j.db")]
+    shown = runner.invoke(main, args, env={"TTY_COMPATIBLE": "1"})  # stderr read as a terminal
+    assert shown.exit_code == 0, shown.output
+    # the last frame drawn, before the bars are cleared away, holds every window read
+    frame = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown.stderr)
+    assert re.search(r"reading windows\s.*\s(\d+)/\1\s", frame), frame[-2000:]
+    quiet = runner.invoke(main, [*args[:-1], str(tmp_path / "k.db")])  # not a terminal: no bars
+    assert quiet.exit_code == 0 and "reading windows" not in quiet.stderr

@@ -496,3 +496,80 @@ def test_the_command_line_defaults_are_the_library_s():
     defaults = {p.name: p.default for p in repair.params}
     assert (defaults["candidates"], defaults["budget"], defaults["rank"]) == (
         RepairOptions().candidates, RepairOptions().budget, RepairOptions().rank)
+
+
+# --- ranking: each passage indexed once, in time linear in its text --------------------------------------
+
+
+def sentence_by_sentence(text, passages, split):
+    """The lexical scores as the ranker computed them before its index: every sentence of every passage
+    held against the claim's words."""
+    from citeaudit.text import content_words
+
+    claim = content_words(text)
+    out = []
+    for p in passages:
+        sentences = [content_words(p.text[a:b]) for a, b in split(p.text)]
+        best = max((len(claim & words) for words in sentences), default=0)
+        out.append((best / len(claim), len(claim & content_words(p.text)) / len(claim)))
+    return out
+
+
+def long_passage(size: int) -> str:
+    """Sentences that share a word or two with the returns desk's claims, `size` characters in all."""
+    words = "items returned days receipt archive shelf ledger river harvest lantern".split()
+    sentences = (" ".join(words[(i * 7 + k) % len(words)] for k in range(i % 9 + 3)).capitalize() + "."
+                 for i in range(size))
+    return " ".join(sentences)[:size]
+
+
+def test_each_candidate_passage_is_split_into_sentences_once(monkeypatch):
+    from collections import Counter
+
+    from citeaudit.judges import judgment_source
+    from citeaudit.run import repair
+
+    repair._passage_index.cache_clear()
+    split = Counter()
+    real = repair._sentences
+    monkeypatch.setattr(repair, "_sentences", lambda text: split.update([text]) or real(text))
+    cases = load_example("returns_desk.json")
+    repaired = repair_cases(cases, judgment_source("curated", cases), repair_settings(Settings()))
+    actions = repaired.actions()
+    assert actions["replace"] + actions["add"] + actions["none_found"] == 3  # three claims ranked every passage
+    assert split == Counter(p.text for p in cases[0].passages.values())  # each passage once
+
+
+def test_the_ranking_is_the_sentence_by_sentence_one_on_the_worked_examples():
+    from citeaudit.examples import EXAMPLE_FILES
+    from citeaudit.run.repair import LexicalRanker
+    from citeaudit.text import sentence_spans
+
+    checked = 0
+    for rc in (rc for name in EXAMPLE_FILES for rc in load_example(name)):
+        passages = list(rc.passages.values())
+        for answer in rc.case.answers:
+            for claim in (c for st in answer.statements for c in st.atomic_claims()):
+                assert LexicalRanker().scores(claim.text, passages) == sentence_by_sentence(
+                    claim.text, passages, sentence_spans), (rc.id, claim.text)
+                checked += 1
+    assert checked > 20
+
+
+def test_a_long_candidate_passage_is_split_on_the_fixed_rules_and_ranked_as_before(monkeypatch):
+    from citeaudit.run import repair
+    from citeaudit.text import rule_sentence_spans
+
+    text = long_passage(10 * repair.PYSBD_UP_TO)
+    case = make_case([{"id": "C1", "text": WINDOW, "citations": ["S2"]}])
+    case["sources"][2]["text"] = text
+    (rc,) = load(case)
+    given = []  # the lengths pysbd is given: its time grows faster than the text
+    real = repair.sentence_spans
+    monkeypatch.setattr(repair, "sentence_spans", lambda t, *a: given.append(len(t)) or real(t, *a))
+    passages = list(rc.passages.values())
+    assert repair.LexicalRanker().scores(WINDOW, passages) == sentence_by_sentence(
+        WINDOW, passages, lambda t: real(t) if len(t) <= repair.PYSBD_UP_TO else rule_sentence_spans(t))
+    assert len(given) == 2 and len(text) not in given  # the two short passages only
+    # the long passage holds some of the claim's words, the others none: it is tried first
+    assert Repairer(None)._ranked(rc, WINDOW, ["S2"]) == ["S3", "S1", "S2"]

@@ -254,23 +254,47 @@ def check_destinations(*destinations: tuple[str, str | None]) -> None:
             check_destination(path, option)
 
 
+# A second bar, of the windows a model judge reads, shows for a batch of at least this many: a passage of
+# megabytes is thousands of windows, minutes in which the bar of pairs does not move.
+MANY_WINDOWS = 200
+
+
 @contextmanager
-def progress_bar(total: int, what: str):
-    """A progress bar with rate and time left, on stderr, only when stderr is a terminal."""
+def progress_bar(total: int, what: str, windows: bool = False):
+    """A progress bar with rate and time left, on stderr, only when stderr is a terminal; with `windows`,
+    a second bar under it for each batch of many windows a model judge reads."""
     from rich.console import Console
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn,
                                TimeRemainingColumn)
     from rich.text import Text
 
+    from citeaudit.judges.windows import windows_told
+
     class Rate(ProgressColumn):
         def render(self, task):
             return Text(f"{task.speed:.1f}/s" if task.speed else "")
 
-    columns = (TextColumn(what), BarColumn(), MofNCompleteColumn(), Rate(), TimeRemainingColumn())
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), Rate(), TimeRemainingColumn())
     console = Console(stderr=True)
     with Progress(*columns, console=console, disable=not console.is_terminal, transient=True) as bar:
         task = bar.add_task(what, total=total)
-        yield lambda n: bar.advance(task, n)
+        read: dict[str, int] = {}  # the windows' bar once a batch has needed it, and how far it got
+
+        def told(done: int, total: int) -> None:
+            if total < MANY_WINDOWS:
+                return
+            if "bar" not in read:
+                read["bar"] = bar.add_task("  reading windows", total=total)
+            elif done < read["done"]:  # another batch: its own bar, rate and time left
+                bar.reset(read["bar"], total=total)
+            read["done"] = done
+            bar.update(read["bar"], completed=done, total=total)
+
+        if windows:
+            with windows_told(told):
+                yield lambda n: bar.advance(task, n)
+        else:
+            yield lambda n: bar.advance(task, n)
 
 
 def emit(results, signature, fmt: str, diagnosis=None, details: bool = False, claims_judged: bool = True) -> None:

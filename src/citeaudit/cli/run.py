@@ -122,7 +122,7 @@ def prepare(cases, judge_name, store, list_path, fill_all, source_format, conven
                 fill_with_ray(run.judgments, requests, spec, list(run.cases()) if spec.reads_cases else [],
                               reading.conventions, address, workers, block_size, advance)
 
-        advance = stack.enter_context(progress_bar(0, "judging pairs"))
+        advance = stack.enter_context(progress_bar(0, "judging pairs", windows=True))
         done = run_prepare(source, settings, reading, spec, store, list_path, fill_all, fill, advance)
     click.echo(f"{done.listed} pairs listed; judge asked {done.asked}; store {store} holds {done.stored} "
                "judgments", err=True)

@@ -3,9 +3,10 @@ and a small JSON API over a DeskSession (under /api), and the same page and API 
 session (under /walkthrough), which never mixes with the user's cases.
 
 The desk has no authentication, so it guards what it can: it answers only to the host names it was
-started for (a page on another site cannot reach it by rebinding its own name to 127.0.0.1), refuses
-state-changing requests from other origins, caps request and field sizes, never echoes a request back
-in an error, and forbids being framed or sniffed."""
+started for (a page on another site cannot reach it by rebinding its own name to 127.0.0.1), makes
+every request that changes, judges, records or takes seconds a POST with a JSON body and refuses those
+from other origins, caps request and field sizes, never echoes a request back in an error, and forbids
+being framed or sniffed."""
 
 from __future__ import annotations
 
@@ -53,10 +54,13 @@ Id = Annotated[str, Field(max_length=MAX_ID)]
 Index = Annotated[int, Field(strict=True, ge=0, le=MAX_INDEX)]  # strict: no floats, booleans or strings
 
 
-class Edit(BaseModel):
+class Statement(BaseModel):
     case: Id
     answer: Id
     statement: Index
+
+
+class Edit(Statement):
     text: Annotated[str, Field(max_length=MAX_TEXT)] | None = None
     citations: Annotated[list[Id], Field(max_length=MAX_CITATIONS)] | None = None
 
@@ -69,6 +73,11 @@ class Human(BaseModel):
     label: Annotated[str, Field(max_length=40)]
     note: Annotated[str, Field(max_length=MAX_NOTE)] = ""
     reviewer: Annotated[str, Field(max_length=MAX_REVIEWER)]
+
+
+class Export(BaseModel):
+    """The export asks nothing, but reads a JSON body as every POST does: a form on another site, which
+    cannot send one, is refused even when its browser leaves out the Origin."""
 
 
 class Load(BaseModel):
@@ -289,8 +298,10 @@ def walkthrough_session() -> DeskSession:
 
 
 def _api_routes(app, prefix: str, get_session) -> None:
-    """The JSON API over the session `get_session()` returns, under `prefix`. Requests are served one at a
-    time per session (its lock); the export's progress is read without waiting for it."""
+    """The JSON API over the session `get_session()` returns, under `prefix`. A GET only reads; whatever
+    judges, writes or can take seconds is a POST, refused from another origin (DeskGuard). Requests are
+    served one at a time per session (its lock), except a suggested repair's search, which judges outside
+    it, and the export's progress, read without waiting for the export."""
     from fastapi import Query, Response
 
     @app.get(f"{prefix}/state")
@@ -318,12 +329,10 @@ def _api_routes(app, prefix: str, get_session) -> None:
         with session.lock:
             return session.edit_statement(body.case, body.answer, body.statement, body.text, body.citations)
 
-    @app.get(f"{prefix}/suggestion")
-    def suggestion(case: str = Query(..., max_length=MAX_ID), answer: str = Query(..., max_length=MAX_ID),
-                   statement: int = Query(..., ge=0, le=MAX_INDEX)) -> dict[str, Any]:
-        session = get_session()
-        with session.lock:
-            return session.suggestion(case, answer, statement)
+    @app.post(f"{prefix}/suggestion")
+    def suggestion(body: Statement) -> dict[str, Any]:
+        # not under the session's lock: the search takes it only to read and to keep (DeskSession.suggestion)
+        return get_session().suggestion(body.case, body.answer, body.statement)
 
     @app.get(f"{prefix}/walkthroughs")
     def walkthroughs() -> list[dict[str, Any]]:
@@ -353,8 +362,8 @@ def _api_routes(app, prefix: str, get_session) -> None:
             return session.set_human_label(body.case, body.answer, body.statement, body.claim, body.label,
                                            body.note, body.reviewer)
 
-    @app.get(f"{prefix}/export")
-    def export():
+    @app.post(f"{prefix}/export")
+    def export(body: Export):
         session = get_session()
 
         def progress(done: int, total: int) -> None:

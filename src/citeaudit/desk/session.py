@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from citeaudit.errors import DeskError, JudgeError, validation_problems
 from citeaudit.judges import Judge, Judgments, JudgeSpec, JudgmentStore, MemoryStore, Request, parse_judge, run_judge
 from citeaudit.metrics import ClaimResult, Report, Settings
-from citeaudit.metrics.scoring import cited_by_of
+from citeaudit.metrics.scoring import AnswerResult, cited_by_of
 from citeaudit.run.pipeline import case_report
 from citeaudit.metrics import names as N
 from citeaudit.records import LABELS, Case, Judgment
@@ -123,6 +123,21 @@ def combine(reports: list[Report], settings: Settings) -> Report:
                   first.parsing, cited_by_of(cases))
 
 
+class _TakingTurns(Judgments):
+    """Judgments whose judge is asked by one thread at a time: a suggestion's search judges outside the
+    session's lock, beside requests that score, and a judge's caches are not made for two threads. What
+    the memo or the store holds is read without waiting; a pair the judge must be asked waits for the
+    judgment being made, never for the rest of a search."""
+
+    def __init__(self, judge: Judge, store: SessionStore, turn: threading.Lock):
+        super().__init__(judge, store)
+        self.turn = turn
+
+    def ask(self, request: Request) -> Judgment:
+        with self.turn:
+            return super().ask(request)
+
+
 class DeskSession:
     def __init__(self, cases: list[Case], judge_spec: str | JudgeSpec = "curated", store_path: str | None = None,
                  settings: Settings = Settings(), source: str = "cases", judge: Judge | None = None,
@@ -162,6 +177,7 @@ class DeskSession:
         self.repair = repair
         self._suggestions: dict[str, tuple[tuple[int, str], dict[tuple[str, int], dict[str, Any]]]] = {}
         self.lock = threading.RLock()  # one request at a time changes or reads the session
+        self.judging = threading.Lock()  # one thread at a time asks the judge (see _TakingTurns)
 
     # ---------------------------------------------------------------- scoring
 
@@ -199,6 +215,10 @@ class DeskSession:
             self._judge_made_at = self._labels_version
         return self._judge
 
+    def _judgments(self, judge: Judge) -> Judgments:
+        """What scoring and the search read: the session's store, and the judge asked by one thread at a time."""
+        return _TakingTurns(judge, self.store, self.judging)
+
     def _refusal(self, err: JudgeError, what: str = "this edit is not applied") -> DeskError:
         why = f" {self.judge_status.note}" if self.judge_status.note else ""
         return DeskError(409, f"{err}.{why} The desk never guesses a score: {what}.")
@@ -215,7 +235,7 @@ class DeskSession:
             if cached and cached[0] == key:
                 return cached[1], cached[2]
         rc = self._resolved(case_id, data)
-        judgments = Judgments(judge, self.store)
+        judgments = self._judgments(judge)
         try:
             report = case_report(rc, judgments, self.settings)
         except JudgeError as err:
@@ -405,38 +425,54 @@ class DeskSession:
         changes: the desk searches for the statement a reviewer selects, never for the whole run. The
         search's judgments go to the session's store, as every other judgment of the desk.
 
+        The search runs outside the session's lock, which it takes only to read the scored case and to keep
+        what it found: it can judge for seconds (a model judge on a long passage, up to the options'
+        budget), and meanwhile every other request is answered. A search whose case changed meanwhile
+        answers for the version it was made for, and is not kept.
+
         `citations` is what the statement cites once the suggestion is applied: the reviewer's page sends
         it as an edit, exactly as the tick boxes do. None when nothing is proposed, or when the edit path
         cannot apply it (`not_applied` says why)."""
-        self._answer_index(case_id, answer_id)
-        report = self.score(case_id)
-        made_for = (self._versions.get(case_id, 0), self.judge().signature)
-        if case_id not in self._suggestions or self._suggestions[case_id][0] != made_for:
-            self._suggestions[case_id] = (made_for, {})
-        found = self._suggestions[case_id][1]
-        if (answer_id, index) not in found:
-            found[(answer_id, index)] = self._suggest(report, answer_id, index)
-        return {"case": case_id, "answer": answer_id, "statement": index, "version": made_for[0],
-                **found[(answer_id, index)]}
+        with self.lock:
+            self._answer_index(case_id, answer_id)
+            report = self.score(case_id)
+            judge = self.judge()
+            made_for = (self._versions.get(case_id, 0), judge.signature)
+            where = {"case": case_id, "answer": answer_id, "statement": index, "version": made_for[0]}
+            kept = self._suggestions.get(case_id)
+            if kept and kept[0] == made_for and (answer_id, index) in kept[1]:
+                return {**where, **kept[1][(answer_id, index)]}
+            result = next(r for r in report.answers if r.answer_id == answer_id)
+            if not any(st.index == index for st in result.statements):
+                raise DeskError(404, f"no statement {index} in answer '{answer_id}'")
+            statements = self._case(case_id)["answers"][self._answer_index(case_id, answer_id)]["statements"]
+            editable = index < len(statements) and "claims" not in statements[index]
+            options = self.repair
+        found = self._suggest(report, result, index, self._judgments(judge), options, editable)
+        with self.lock:
+            if (self._versions.get(case_id, 0), self.judge().signature) == made_for:  # still the case as searched
+                kept = self._suggestions.get(case_id)
+                if not kept or kept[0] != made_for:
+                    kept = self._suggestions[case_id] = (made_for, {})
+                kept[1][(answer_id, index)] = found
+        return {**where, **found}
 
-    def _suggest(self, report: Report, answer_id: str, index: int) -> dict[str, Any]:
-        result = next(r for r in report.answers if r.answer_id == answer_id)
-        if not any(st.index == index for st in result.statements):
-            raise DeskError(404, f"no statement {index} in answer '{answer_id}'")
+    def _suggest(self, report: Report, result: AnswerResult, index: int, judgments: Judgments,
+                 options: RepairOptions, editable: bool) -> dict[str, Any]:
+        """The suggestion of one statement, from the scored case alone (no session state: see `suggestion`)."""
         rc = report.cases[0]
         try:
-            found = Repairer(Judgments(self.judge(), self.store), self.repair).statement(rc, result, index)
+            found = Repairer(judgments, options).statement(rc, result, index)
         except JudgeError as err:
             raise self._refusal(err, "no repair is suggested") from None
         claims = [_suggested(rc, c, found[c.index]) for c in result.claims if c.statement == index]
         offered = [c["suggested"] for c in claims if c["suggested"] is not None]
-        statements = self._case(rc.id)["answers"][self._answer_index(rc.id, answer_id)]["statements"]
         why_not = None
         if offered and len(claims) > 1:
             why_not = SEVERAL_CLAIMS
-        elif offered and (index >= len(statements) or "claims" in statements[index]):
+        elif offered and not editable:
             why_not = NOT_EDITABLE
-        return {"options": self.repair.render(), "claims": claims,
+        return {"options": options.render(), "claims": claims,
                 "citations": offered[0] if offered and why_not is None else None, "not_applied": why_not}
 
     # ---------------------------------------------------------------- walkthroughs

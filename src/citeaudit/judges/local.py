@@ -22,7 +22,7 @@ from citeaudit.judges.base import Request
 from citeaudit.judges.cache import BoundedCache
 from citeaudit.judges.judge_dir import load_judge_dir
 from citeaudit.judges.spec import HF, ONNX, Options
-from citeaudit.judges.windows import Window, set_windows
+from citeaudit.judges.windows import Window, set_windows, window_reporter
 
 VERSION = "1"
 COUNTS_REMEMBERED = 200_000  # token counts kept per judge
@@ -186,11 +186,13 @@ class CrossEncoderJudge:
                 pairs.append((i, windows, "\n".join(w.text for w in windows)))
         probs = [None] * len(pairs)
         order = sorted(range(len(pairs)), key=lambda k: len(pairs[k][2]))  # batch by length
+        told = window_reporter()
         for b in range(0, len(order), self.batch_size):
             chunk = order[b : b + self.batch_size]
             out = self.backend.predict([pairs[k][2] for k in chunk], [requests[pairs[k][0]].text for k in chunk])
             for k, row in zip(chunk, out):
                 probs[k] = row
+            told(b + len(chunk), len(order))
         return self._judged(len(requests), [(i, windows) for i, windows, _ in pairs], probs, evidence_texts)
 
     def _judged(self, n_requests: int, pairs: Sequence[tuple[int, list[Window]]], probs: Sequence,

@@ -64,7 +64,7 @@ from citeaudit.judges.guard import check
 from citeaudit.judges.judge_dir import JudgeDir, load_judge_dir
 from citeaudit.judges.local import CrossEncoderJudge
 from citeaudit.judges.spec import MODEL, MODEL_UNCERTAIN_BAND, MODEL_VERSION, MODEL_VERSIONS, ZH_EMBEDDING_THRESHOLD
-from citeaudit.judges.windows import TokenSpans, Window, set_windows
+from citeaudit.judges.windows import TokenSpans, Window, set_windows, window_reporter
 
 # common characters of everyday Chinese: a vocabulary that reads Chinese knows nearly all of them
 _CHINESE_PROBE = "请按住电源键十秒，然后松开。这款平板不防水，保修期为两年，退款将在十四天内到账。"
@@ -182,10 +182,12 @@ class PassageEncodedJudge(CrossEncoderJudge):
                 pairs.append((i, windows, premise, self._pair_ids(windows, passages, premise, request.text, claim_ids)))
         probs: list = [None] * len(pairs)
         order = sorted(range(len(pairs)), key=lambda k: len(pairs[k][2]))  # batch by length, as local.py does
+        told = window_reporter()
         for b in range(0, len(order), self.batch_size):
             chunk = order[b: b + self.batch_size]
             for k, row in zip(chunk, self._forward([pairs[k][3] for k in chunk])):
                 probs[k] = row
+            told(b + len(chunk), len(order))
         return self._judged(len(requests), [(i, windows) for i, windows, _, _ in pairs], probs, evidence_texts)
 
 

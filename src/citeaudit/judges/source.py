@@ -49,13 +49,17 @@ class Judgments:
         # Read the store right before asking: another run filling it may have recorded the pair.
         found = self.store.get(request, self.signature) if self.store else None
         if found is None:
-            found = self.judge.judge(request.text, request.passages)
+            found = self.ask(request)
             if not isinstance(self.judge, RecordedJudge):
                 self.asked += 1
                 if self.store is not None:
                     found = self.store.put(request, found)  # another run's, when it recorded the pair first
         self._memo[request] = found
         return found
+
+    def ask(self, request: Request) -> Judgment:
+        """The judge's own judgment of one pair (neither memo nor store)."""
+        return self.judge.judge(request.text, request.passages)
 
     def forget(self) -> None:
         """Empty the memo (what was recorded in the store stays there)."""

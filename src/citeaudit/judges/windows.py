@@ -18,12 +18,36 @@ from __future__ import annotations
 import re
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Protocol
 
 from citeaudit.records import SourcePassage
 from citeaudit.text import rule_sentence_spans
+
+
+# Told (windows read, windows in all) after each forward pass of a model judge's batch: a passage of
+# megabytes is thousands of windows, minutes for one pair, and a command shows how far it is
+# (`prepare`'s progress bar). Unset, nothing is told.
+_window_progress: ContextVar[Callable[[int, int], None] | None] = ContextVar("window_progress", default=None)
+
+
+@contextmanager
+def windows_told(report: Callable[[int, int], None]) -> Iterator[None]:
+    """Within the block, every model judge of this thread tells `report(done, total)` how many of its
+    batch's windows it has read."""
+    token = _window_progress.set(report)
+    try:
+        yield
+    finally:
+        _window_progress.reset(token)
+
+
+def window_reporter() -> Callable[[int, int], None]:
+    """What a judge calls after each forward pass: the reporter set by `windows_told`, or nothing."""
+    return _window_progress.get() or (lambda done, total: None)
 
 
 @dataclass(frozen=True)

@@ -191,9 +191,9 @@ function remember(key, found) {
 }
 
 async function fetchSuggestion(where, index, key) {
-  const q = new URLSearchParams({ case: where.case, answer: where.answer, statement: String(index) });
   try {
-    const data = await api("GET", `/api/suggestion?${q}`);
+    // a POST: the search judges, and records what it judges
+    const data = await api("POST", "/api/suggestion", { case: where.case, answer: where.answer, statement: index });
     const made = suggestionKey(where, data.version, index);
     remember(made, { key: made, state: "ready", data });
     // a change reached the server first: the next snapshot brings the version this one was made for
@@ -611,7 +611,8 @@ async function exportRun() {
   }, 250);
   try {
     await whenIdle(); // the run log holds every change made before the click
-    const res = await fetch(`${API}/export`);
+    // a POST (it builds the run log, seconds on a large run), with a JSON body as every POST has
+    const res = await fetch(`${API}/export`, { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" });
     if (!res.ok) {
       let msg = `${res.status} ${res.statusText}`;
       try { msg = (await res.json()).error || msg; } catch { /* not JSON */ }
