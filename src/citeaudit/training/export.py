@@ -381,7 +381,7 @@ def export_judge(hf_dir: str | Path, out_dir: str | Path, work_dir: str | Path |
         result["int8_vs_fp32"] = compare_fp32_int8(fp32_dir, out, data_dir, compare_limit, rows=rows)
     files = {name: file_sha256(out / name) for name in SHIPPED_FILES}
     card = {
-        "name": "citeaudit judge-v1",
+        "name": f"citeaudit {out.name}" if out.name.startswith("judge-") else "citeaudit judge-v1",
         "summary": summary or "A 4-class (full / partial / none / contradicts) cross-encoder for 'does this evidence "
                    "support this claim', fine-tuned from all-MiniLM-L6-v2 on generic NLI plus per-source "
                    "balanced human attribution labels, exported to ONNX and quantised to int8.",

@@ -580,17 +580,28 @@ def card_texts(record: dict) -> dict:
     unstated = [n for n in nli.get("unstated_licence_sets", []) if n != "rte"]
     hardware = record.get("hardware", "")
     if (base.get("name", "minilm-l6") == "minilm-l6" and "carried_sha256" not in base and not unstated
-            and "CPU" in (hardware or "CPU")):
+            and "CPU" in (hardware or "CPU") and not (record.get("data") or {}).get("nli_zh")):
         return {}
     name = base.get("description") or record.get("base_model", "the base model")
     rte = [n for n in nli.get("unstated_licence_sets", [])]
+    data = record.get("data") or {}
+    chinese = "zh" in ((data.get("attribution") or {}).get("languages") or [])
+    zh_nli = sorted(((data.get("nli_zh") or {}).get("rows_used") or {}))
     limits = [
-        "English only: the mix holds English rows alone; the `model` judge routes Chinese pairs to the "
-        "`embedding` judge and says so.",
+        ("English and Chinese: the mix holds English and Chinese (CiteCheck) attribution rows; the `model` judge "
+         "judges Chinese pairs with this model." if chinese else
+         "English only: the mix holds English rows alone; the `model` judge routes Chinese pairs to the "
+         "`embedding` judge and says so."),
         f"Trained {record.get('train_minutes')} min on {hardware}; figures are single runs with one seed.",
         (f"NLI sets without an explicit licence (research use) in the mix: {', '.join(rte)}; "
-         if rte else "No NLI set without a stated licence was used; ") + "no Chinese NLI set was used.",
+         if rte else "No NLI set without a stated licence was used; ")
+        + (f"Chinese NLI sets whose licence is not stated: {', '.join(zh_nli)}." if zh_nli
+           else "no Chinese NLI set was used."),
     ]
+    if data.get("derived"):
+        limits.append("Short plain pairs made from the training rows' own passages (training/augment.py) are in "
+                      "the mix; the hand-written plain pairs it is measured on (benchmarks/data/plain_support.jsonl) "
+                      "are not.")
     if base.get("carried_sha256"):
         limits.append(f"Base weights as carried to the training machine: {base.get('note', 'not the original file')}; "
                       f"sha256 of the weights trained from {base['carried_sha256'][:16]}…")
@@ -598,6 +609,7 @@ def card_texts(record: dict) -> dict:
         "title": f"# citeaudit model judge ({base.get('name', 'minilm-l6')} cross-encoder, int8 ONNX)",
         "summary": "A 4-class (full / partial / none / contradicts) cross-encoder for 'does this evidence support "
                    f"this claim', fine-tuned from {name} on generic NLI plus per-source balanced human "
-                   "attribution labels, exported to ONNX and quantised to int8.",
+                   "attribution labels" + (", in English and Chinese," if chinese else ",")
+                   + " exported to ONNX and quantised to int8.",
         "limits": limits,
     }
