@@ -37,7 +37,6 @@ import hashlib
 import json
 import math
 import random
-import re
 import shutil
 import tempfile
 import time
@@ -60,6 +59,7 @@ from citeaudit.judges.spec import MODEL_UNCERTAIN_BAND, ZH_EMBEDDING_THRESHOLD
 from citeaudit.records import Judgment, directory_sha256, file_sha256
 from citeaudit.stats import best_threshold, metrics
 from citeaudit.training.anchor import ANCHOR_FILE, REPLAY_FILE, read_examples
+from citeaudit.training.bases import onnx_file, torch_model_from_onnx
 from citeaudit.training.config import LABEL2ID
 
 # Below these counts of the rarer class (full or not full) a step is not taken: fine-tuning a
@@ -352,104 +352,6 @@ def choose_band(gold_full: Sequence[bool], p_support: Sequence[float]) -> float:
 
 
 # --- fine-tuning -----------------------------------------------------------------------------------------
-
-
-def torch_model_from_onnx(model_dir: Path):
-    """The judge's int8 (or fp32) ONNX weights as a transformers BERT classifier: each quantised tensor
-    dequantised, (q - zero point) x scale, so the weights are the ones the judge computes with.
-
-    Weights are found by the module scope the exporter writes into node names
-    (`/inner/bert/encoder/layer.0/attention/self/query/MatMul`), not by initializer names: the exporter
-    leaves MatMul weights unnamed and shares one initializer among equal tensors."""
-    import onnx
-    import torch
-    from onnx import numpy_helper
-    from transformers import BertConfig, BertForSequenceClassification
-
-    graph = onnx.load(str(_onnx_file(model_dir))).graph
-    tensors = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
-    for node in graph.node:  # equal tensors are stored once, the others made from it by Identity
-        if node.op_type == "Identity" and node.input[0] in tensors:
-            tensors[node.output[0]] = tensors[node.input[0]]
-
-    def value(name: str) -> np.ndarray:
-        if name.endswith("_quantized"):
-            base = name.removesuffix("_quantized")
-            return ((tensors[name].astype(np.float32) - tensors[f"{base}_zero_point"].astype(np.float32))
-                    * tensors[f"{base}_scale"].astype(np.float32))
-        return tensors[name].astype(np.float32)
-
-    state: dict[str, np.ndarray] = {}
-    biases: dict[str, np.ndarray] = {}
-    for node in graph.node:
-        scope = [part for part in node.name.split("/")[1:-1] if part]
-        if scope[:1] == ["inner"]:
-            scope = scope[1:]
-        module = ".".join(scope)
-        known = [name for name in node.input if name in tensors]
-        if not module or not known:
-            continue
-        if node.op_type in ("MatMul", "MatMulInteger") and node.input[1] in tensors:
-            state[f"{module}.weight"] = value(node.input[1]).T  # stored input-major
-        elif node.op_type == "Gemm":
-            trans_b = next((a.i for a in node.attribute if a.name == "transB"), 0)
-            w = value(node.input[1])
-            state[f"{module}.weight"] = w if trans_b else w.T
-            if len(node.input) > 2 and node.input[2] in tensors:
-                state[f"{module}.bias"] = value(node.input[2])
-        elif node.op_type == "Add" and value(known[0]).ndim == 1:
-            biases[module] = value(known[0])
-        elif node.op_type == "LayerNormalization":
-            state[f"{module}.weight"], state[f"{module}.bias"] = value(node.input[1]), value(node.input[2])
-        elif node.op_type == "Gather" and node.input[0] in tensors:
-            state[f"{module}.weight"] = value(node.input[0])
-    for module, bias in biases.items():  # a bias belongs to the linear layer whose product it is added to
-        if f"{module}.weight" in state:
-            state.setdefault(f"{module}.bias", bias)
-    try:
-        words = state["bert.embeddings.word_embeddings.weight"]
-        hidden = words.shape[1]
-        layers = 1 + max(int(k.split(".")[3]) for k in state if k.startswith("bert.encoder.layer."))
-        config = BertConfig(vocab_size=words.shape[0], hidden_size=hidden, num_hidden_layers=layers,
-                            num_attention_heads=hidden // _head_size(graph, tensors),
-                            intermediate_size=state["bert.encoder.layer.0.intermediate.dense.weight"].shape[0],
-                            max_position_embeddings=state["bert.embeddings.position_embeddings.weight"].shape[0],
-                            type_vocab_size=state["bert.embeddings.token_type_embeddings.weight"].shape[0],
-                            num_labels=state["classifier.weight"].shape[0], attn_implementation="eager")
-    except (KeyError, ValueError) as exc:
-        raise TrainingError(f"{model_dir}: not a BERT classifier this can adapt ({exc})") from None
-    model = BertForSequenceClassification(config)
-    own = model.state_dict()
-    missing = [k for k in own if k not in state and not k.endswith("position_ids")]
-    wrong = [k for k in own if k in state and tuple(own[k].shape) != state[k].shape]
-    if missing or wrong:
-        raise TrainingError(f"{model_dir}: cannot rebuild the model from its ONNX graph ("
-                            + (f"no weight for {', '.join(missing[:3])}{'…' if len(missing) > 3 else ''}" if missing
-                               else f"{wrong[0]} has shape {state[wrong[0]].shape}") + ")")
-    model.load_state_dict({k: torch.from_numpy(np.ascontiguousarray(state[k])) for k in own if k in state},
-                          strict=False)
-    return model.eval()
-
-
-def _onnx_file(model_dir: Path) -> Path:
-    """The model file the directory's judge loads: its weights are the ones adapted."""
-    return load_judge_dir(model_dir).model_file
-
-
-def _head_size(graph, tensors) -> int:
-    """Attention head size: the exporter divides the scores by sqrt(head size) (or multiplies by its inverse)."""
-    from onnx import numpy_helper
-
-    constants = {n.output[0]: numpy_helper.to_array(n.attribute[0].t) for n in graph.node
-                 if n.op_type == "Constant" and n.attribute and n.attribute[0].type == 4}
-    for node in graph.node:
-        if node.op_type in ("Div", "Mul") and re.search(r"attention/self/(Div|Mul)(_\d+)?$", node.name):
-            for name in node.input:
-                c = constants.get(name, tensors.get(name))
-                if c is not None and c.size == 1 and float(c) > 0:
-                    scale = float(c) if node.op_type == "Div" else 1.0 / float(c)
-                    return int(round(scale * scale))
-    raise TrainingError("cannot tell the attention head size from the ONNX graph")
 
 
 @dataclass(frozen=True)
@@ -921,7 +823,7 @@ def write_judge(out: Path, base_dir: Path, state: JudgeState, report: dict, work
         _export(state.model, base_dir, built, work)
     else:
         for name in SHIPPED_FILES:
-            shutil.copyfile(_onnx_file(base_dir) if name.endswith(".onnx") else base_dir / name, built / name)
+            shutil.copyfile(onnx_file(base_dir) if name.endswith(".onnx") else base_dir / name, built / name)
     cal = replace(state.calibration, band=state.band, zh_threshold=state.zh_threshold,
                   fitted_on={**state.calibration.fitted_on, "adapted_from": report["base"],
                              "labels_sha256": report["labels"]["sha256"]})
