@@ -12,14 +12,14 @@ English pairs (the cross-encoder's route):
    quarter, pulled toward the base judge's coefficients rather than toward zero, and refit the
    uncertain band by the rule that chose the shipped one (the narrowest band whose confident side
    reaches 80 % accuracy).
-3. Guard against forgetting: the adapted judge reads a fixed sample of 300 of the English dev rows the
-   shipped calibration was fitted on (models/adaptation/anchor-dev.jsonl.gz). When its balanced
-   accuracy there falls more than 0.02 below the base judge's, its weights and calibration are moved
-   back toward the base judge's (weight-space interpolation) until it does not. Every adaptation is
-   guarded, those of the cross-validation folds too, so the reported figures are of what is written.
-   Measured, one window a row is too lenient a reading (docs/model-judge.md): the judge reads whole
-   passages, and an adaptation this check passed lost 0.065 on the whole dev rows.
-   `domain_only` skips replay and check.
+3. Guard against forgetting (training/forgetting.py): the adapted judge and the base judge judge a
+   fixed sample of 300 shipped dev rows of each language the model reads (models/adaptation/
+   anchor-dev.jsonl.gz), each over its whole passages as `score` judges it. When the adapted judge's
+   balanced accuracy falls more than 0.02 below the base judge's, over all rows or in one language,
+   its weights and calibration are moved back toward the base judge's (weight-space interpolation)
+   until it does not, down to none of the adaptation kept. Every adaptation is guarded, those of the
+   cross-validation folds too, so the reported figures are of what is written. `domain_only` skips
+   replay and check.
 With too few labels per class to fine-tune, only the calibration and band are refitted; with fewer
 still, nothing is adapted and the command refuses.
 
@@ -58,7 +58,8 @@ from citeaudit.judges.model import ModelJudge, is_chinese, model_dir
 from citeaudit.judges.spec import MODEL_UNCERTAIN_BAND, ZH_EMBEDDING_THRESHOLD
 from citeaudit.records import Judgment, directory_sha256, file_sha256
 from citeaudit.stats import best_threshold, metrics
-from citeaudit.training.anchor import ANCHOR_FILE, REPLAY_FILE, read_examples
+from citeaudit.training import forgetting
+from citeaudit.training.anchor import REPLAY_FILE, read_examples
 from citeaudit.training.bases import onnx_file, torch_model_from_onnx
 from citeaudit.training.config import LABEL2ID
 
@@ -66,7 +67,7 @@ from citeaudit.training.config import LABEL2ID
 # cross-encoder on a handful of examples of one class teaches it that class's topics, not support.
 MIN_TO_TUNE = 40
 MIN_TO_CALIBRATE = 10
-FORGETTING_LIMIT = 0.02
+FORGETTING_LIMIT = forgetting.FORGETTING_LIMIT
 BAND_TARGET_ACCURACY = 0.80  # the rule that chose the shipped band (docs/model-judge.md)
 BAND_LIMITS = (0.03, 0.25)
 INTERPOLATION_STEPS = (0.75, 0.5, 0.25, 0.0)  # share of the adaptation kept, tried in turn
@@ -92,7 +93,7 @@ class Settings:
     domain_only: bool = False  # no replay, no forgetting check: a judge for this domain alone
     recalibrate_only: bool = False
     resamples: int = 1000
-    anchor_rows: int | None = 300  # the forgetting check on a fixed sample of the dev rows (None: all 584)
+    anchor_rows: int | None = 300  # the forgetting check's fixed sample of each language's dev rows (None: all)
     anchor_exclude: tuple[str, ...] = ()  # sources the check leaves out (a domain measured as unseen)
 
 
@@ -557,9 +558,9 @@ class Adapter:
         self.base = base_state(model_dir)
         self._remembered: dict[int, tuple] = {}  # id(weights) -> (weights, their own judgments by request)
         self.question_of: dict[int, str | None] = {}  # id(row) -> its question, to keep a question together
-        self._anchor: list[Row] | None = None
-        self._anchor_base: float | None = None
         self.base_judge = self.judge_for(self.base)
+        self._anchor: list[Row] | None = None
+        self._anchor_base: list[Judgment] | None = None  # the base judge's judgments of the anchor rows
         self.trainer = Trainer(model_dir, settings) if plan.english == "fine-tune" else None
         self._similarity: dict[int, float] = {}
 
@@ -573,19 +574,21 @@ class Adapter:
         if model is not None:
             self._remembered.pop(id(model), None)
 
-    def anchor_accuracy(self, state: JudgeState, stage: str) -> float:
-        """Balanced accuracy (full vs rest) of a judge with `state` on the forgetting check's rows."""
+    def anchor(self) -> list[Row]:
+        """The forgetting check's rows: the dev rows of the languages the base judge reads with its model."""
         if self._anchor is None:
-            self._anchor = anchor_rows(self.settings.anchor_rows, self.settings.anchor_exclude)
-        judged = self.judged(state, self._anchor, stage)
-        return float(metrics([r.label for r in self._anchor], [j.label for j in judged], [], 0)["balanced_accuracy"])
+            self._anchor = forgetting.anchor_rows(self.settings.anchor_rows, self.settings.anchor_exclude,
+                                                  forgetting.languages_judged(self.base_judge))
+        return self._anchor
 
     def guarded(self, state: JudgeState, stage: str) -> tuple[JudgeState, dict[str, Any]]:
         """`state` moved back toward the base judge (weights and calibration together, by
-        INTERPOLATION_STEPS) until it loses at most FORGETTING_LIMIT on the forgetting check's rows."""
+        INTERPOLATION_STEPS) until it loses at most FORGETTING_LIMIT on the forgetting check's rows, over
+        all of them and in each language; with the check's figures."""
+        s = self.settings
+        rows = self.anchor()
         if self._anchor_base is None:
-            self._anchor_base = self.anchor_accuracy(self.base, "forgetting check: base judge")
-        base = self._anchor_base
+            self._anchor_base = self.judged(self.base, rows, "forgetting check: base judge")
         base_model = self.trainer.base if self.trainer else None
         tried, keep, candidate = [], 1.0, state
         while True:
@@ -595,17 +598,20 @@ class Adapter:
                 candidate = replace(state, model=None if state.model is None else interpolate(base_model, state.model, keep),
                                     calibration=blend_calibration(self.base.calibration, state.calibration, keep),
                                     band=round((1 - keep) * self.base.band + keep * state.band, 2))
-            found = self.anchor_accuracy(candidate, f"{stage}: forgetting check, {keep:.0%} of the adaptation")
-            tried.append({"kept": keep, "balanced_accuracy": round(found, 4)})
-            if base - found <= FORGETTING_LIMIT or keep == 0.0:
+            judged = self.judged(candidate, rows, f"{stage}: forgetting check, {keep:.0%} of the adaptation")
+            found = forgetting.loss(rows, self._anchor_base, judged, s.resamples, s.seed)
+            tried.append({"kept": keep, "balanced_accuracy": found["adapted"], "loss": found["loss"],
+                          "loss_by_language": {lang: f["loss"] for lang, f in found["by_language"].items()}})
+            if forgetting.within_limit(found) or keep == 0.0:
                 break
             if candidate.model is not state.model:
                 self.forget(candidate.model)
             keep = next(k for k in INTERPOLATION_STEPS if k < keep)
         if candidate.model is not state.model:
             self.forget(state.model)
-        return candidate, {"rows": len(self._anchor), "base": round(base, 4), "adapted": round(found, 4),
-                           "loss": round(base - found, 4), "limit": FORGETTING_LIMIT, "kept": keep, "tried": tried}
+        left_out = None if "zh" in forgetting.languages_judged(self.base_judge) else forgetting.CHINESE_LEFT_OUT
+        return candidate, {**found, "limit": FORGETTING_LIMIT, "kept": keep,
+                           **({"left_out": left_out} if left_out else {}), "tried": tried}
 
     def similarities(self, rows: Sequence[Row]) -> list[float]:
         todo = [r for r in rows if id(r) not in self._similarity]
@@ -710,22 +716,6 @@ def cross_validate(adapter: Adapter, team: TeamLabels, chinese_of: Sequence[bool
         out[route] = {name: figures([rows[i].label for i in ix], [judged[i] for i in ix], s.resamples, s.seed)
                       for name, judged in columns.items() if not (route == "chinese" and name == "recalibrated")}
     return out
-
-
-def anchor_rows(limit: int | None, exclude: Sequence[str] = ()) -> list[Row]:
-    """The shipped English dev rows (one window each) the forgetting check reads, but those of the
-    `exclude` sources; a fixed sample of `limit` of them when given."""
-    anchor = [Row(f"anchor-{i}", e["hypothesis"], (_passage(e["premise"]),), e["label"], source=e["source"])
-              for i, e in enumerate(read_examples(ANCHOR_FILE)) if e["source"] not in exclude]
-    if limit and limit < len(anchor):
-        anchor = random.Random(0).sample(anchor, limit)
-    return anchor
-
-
-def _passage(text: str):
-    from citeaudit.records import SourcePassage
-
-    return SourcePassage(id="W", doc_id="W", version=None, text=text, start=0, end=len(text))
 
 
 # --- the whole command -------------------------------------------------------------------------------
@@ -881,11 +871,8 @@ def render_figures(report: dict) -> list[str]:
             for name, f in (cv.get(route) or {}).items():
                 lines.append(f"  {route:<8} {name:<13} n={f['n']:<4} BAcc {_fig(f['balanced_accuracy'], f['balanced_accuracy_ci'])}"
                              f"  kappa {_fig(f['kappa'], f['kappa_ci'])}  uncertain {f['uncertain_share']:.0%}")
-    forgetting = report.get("forgetting")
-    if forgetting:
-        lines.append(f"Forgetting check on {forgetting['rows']} shipped English dev rows: BAcc {forgetting['base']:.3f} "
-                     f"-> {forgetting['adapted']:.3f} (limit -{forgetting['limit']}; kept {forgetting['kept']:.0%} "
-                     "of the adaptation)")
+    if report.get("forgetting"):
+        lines += forgetting.render(report["forgetting"])
     return lines
 
 
