@@ -364,9 +364,10 @@ def test_the_report_is_cross_validated_with_figures_for_each_route(adapted):
     forgetting = report["forgetting"]
     assert forgetting["rows"] == 60 and forgetting["loss"] <= adapt.FORGETTING_LIMIT
     # the record: the rows, both judges' BAcc, the loss with its interval and the share kept, per language
+    # (each figure rounded to 4 places on its own)
     english = forgetting["by_language"]["en"]
     assert set(forgetting["by_language"]) == {"en"} and english["rows"] == 60
-    assert english["loss"] == pytest.approx(english["base"] - english["adapted"], abs=1e-4) and len(english["loss_ci"]) == 2
+    assert english["loss"] == pytest.approx(english["base"] - english["adapted"], abs=1.5e-4) and len(english["loss_ci"]) == 2
     assert forgetting["kept"] in (1.0, *adapt.INTERPOLATION_STEPS) and "Chinese dev rows are left out" in forgetting["left_out"]
 
 
