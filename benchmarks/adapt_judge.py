@@ -19,7 +19,8 @@ import time
 
 from citeaudit.files.labelled import load_rows
 from citeaudit.judges.model import ModelJudge
-from citeaudit.training.adapt import Settings, adapt_judge, load_team_labels
+from citeaudit.training.adapt import Settings, adapt_judge
+from citeaudit.training.team_labels import load_team_labels
 from citeaudit.training.validation import evaluate, predict, uncertainty
 
 

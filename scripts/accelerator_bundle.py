@@ -122,7 +122,7 @@ def bundle(target: Path, base: str, data_dir: str | None, nli_sets: str, nli_rat
            unstated_licence_nli: bool, seed: int, train_options: str) -> None:
     """TARGET/base (packed), TARGET/mix (mix.jsonl.xz, manifest.json), TARGET/dev.jsonl.gz and
     TARGET/plan.env (the train-judge options of the run)."""
-    from citeaudit.training.config import resolve_base
+    from citeaudit.training.bases import resolve_base
     from citeaudit.training.data import load_all, split_rows
     from citeaudit.training.train import build_mix, write_mix
     from transformers import AutoTokenizer

@@ -27,7 +27,7 @@ from citeaudit.judges import calibration as calib  # noqa: E402
 from citeaudit.judges.model import ModelJudge, shipped_model_dir  # noqa: E402
 from citeaudit.records import file_sha256  # noqa: E402
 from citeaudit.records import SourcePassage  # noqa: E402
-from citeaudit.training import adapt  # noqa: E402
+from citeaudit.training import adapt, adapted_dir, bases  # noqa: E402
 
 SAMPLE = Path(__file__).parent / "fixtures" / "judge_validation_sample.jsonl"
 LABELS = ("full", "partial", "none", "contradicts")
@@ -73,7 +73,7 @@ def test_the_int8_weights_are_read_back_into_torch(tiny_judge):
     import onnxruntime as ort
     import torch
 
-    model = adapt.torch_model_from_onnx(tiny_judge)
+    model = bases.torch_model_from_onnx(tiny_judge)
     assert model.config.num_attention_heads == 2 and model.config.num_hidden_layers == 2
     ids = torch.tensor([[2, 10, 11, 12, 3, 13, 14, 3]])
     mask, types = torch.ones_like(ids), torch.tensor([[0, 0, 0, 0, 0, 1, 1, 1]])
@@ -86,7 +86,7 @@ def test_the_int8_weights_are_read_back_into_torch(tiny_judge):
 
 
 def test_the_shipped_judge_is_read_back_with_its_own_shape():
-    model = adapt.torch_model_from_onnx(shipped_model_dir())
+    model = bases.torch_model_from_onnx(shipped_model_dir())
     assert (model.config.hidden_size, model.config.num_hidden_layers, model.config.num_attention_heads) == (384, 6, 12)
 
 
@@ -176,6 +176,117 @@ def test_between_the_two_minimums_it_only_recalibrates(tiny_judge, tmp_path):
     assert (tmp_path / "out").stat().st_mode & 0o777 == 0o777 & ~mask
 
 
+# --- the forgetting check -----------------------------------------------------------------------------
+
+
+def _shipped_dev_rows() -> list[dict]:
+    """The shipped dev rows, read without the code under test."""
+    import gzip
+
+    from citeaudit.training.anchor import ADAPTATION_DIR, ANCHOR_FILE
+
+    with gzip.open(ADAPTATION_DIR / ANCHOR_FILE, "rt", encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh]
+
+
+def _spy_on_requests(monkeypatch) -> list:
+    """Every request a model judge is asked to judge, as it is asked."""
+    asked: list = []
+    judge_batch = ModelJudge.judge_batch
+
+    def spy(self, requests, guard=None):
+        asked.extend(requests)
+        return judge_batch(self, requests, guard)
+
+    monkeypatch.setattr(ModelJudge, "judge_batch", spy)
+    return asked
+
+
+def test_the_forgetting_check_judges_each_dev_row_over_all_its_passages_whole(tiny_judge, monkeypatch):
+    from tokenizers import Tokenizer
+
+    shipped = _shipped_dev_rows()
+    passages_of = {row["id"]: [p["text"] for p in row["passages"]] for row in shipped}
+    english = {(row["claim"], tuple(passages_of[row["id"]])) for row in shipped if row["lang"] == "en"}
+    asked = _spy_on_requests(monkeypatch)
+    adapter = adapt.Adapter(tiny_judge, adapt.Settings(resamples=20), adapt.Plan("recalibrate", None))
+    _, record = adapter.guarded(adapt.base_state(tiny_judge), "checking")
+    # the base judge and the adaptation (here the same state) each asked about the same 300 rows
+    assert len(asked) == 600 and record["rows"] == 300 and set(record["by_language"]) == {"en"}
+    # each request is one English dev row's claim with every one of its passages, whole, as `score` asks
+    assert all((r.text, tuple(p.text for p in r.passages)) in english for r in asked)
+    assert max(len(r.passages) for r in asked) >= 2
+    words = Tokenizer.from_file(str(shipped_model_dir() / "tokenizer.json"))
+    words.no_truncation()
+    longer_than_a_window = [r for r in asked[:300] if any(len(words.encode(p.text).ids) > 256 for p in r.passages)]
+    assert len(longer_than_a_window) > 30
+    assert record["loss"] == 0.0 and record["kept"] == 1.0
+    # judge-v1 sends Chinese to the embedding judge: its check leaves Chinese out, and says so
+    assert "Chinese dev rows are left out" in record["left_out"]
+
+
+def test_a_judge_that_reads_chinese_is_checked_on_chinese_too(tiny_judge, monkeypatch):
+    from citeaudit.judges import model
+
+    monkeypatch.setattr(model, "reads_chinese", lambda tokenizer: True)  # zh=auto: the model judges Chinese
+    asked = _spy_on_requests(monkeypatch)
+    adapter = adapt.Adapter(tiny_judge, adapt.Settings(resamples=20, anchor_rows=20), adapt.Plan("recalibrate", None))
+    assert adapter.base_judge.zh == "model"
+    _, record = adapter.guarded(adapt.base_state(tiny_judge), "checking")
+    assert record["rows"] == 40 and {lang: f["rows"] for lang, f in record["by_language"].items()} == {"en": 20, "zh": 20}
+    chinese = {row["claim"] for row in _shipped_dev_rows() if row["lang"] == "zh"}
+    assert sum(r.text in chinese for r in asked) == 40  # 20 rows, judged by the base and by the adaptation
+    assert "left_out" not in record
+
+
+def test_a_loss_in_one_language_shrinks_the_adaptation_though_the_pooled_loss_is_within_the_limit(tiny_judge,
+                                                                                                  monkeypatch):
+    from dataclasses import replace
+    from types import SimpleNamespace
+
+    from citeaudit.judges import model
+
+    monkeypatch.setattr(model, "reads_chinese", lambda tokenizer: True)
+    adapter = adapt.Adapter(tiny_judge, adapt.Settings(resamples=200, anchor_rows=None),
+                            adapt.Plan("recalibrate", None))
+    base = adapter.base
+    tuned = replace(base, calibration=replace(base.calibration, bias=base.calibration.bias + 1.0))
+
+    def judged(state, rows, stage):
+        """Every label right, but for 8 x (the share of the change kept) Chinese not-full rows called full."""
+        flips = round(8 * (state.calibration.bias - base.calibration.bias))
+        chinese_not_full = [r for r in rows if r.lang == "zh" and r.label != "full"][:flips]
+        return [SimpleNamespace(label="full" if r.label == "full" or r in chinese_not_full else "none") for r in rows]
+
+    monkeypatch.setattr(adapter, "judged", judged)
+    kept, record = adapter.guarded(tuned, "checking")
+    # all of it: 8 of 54 Chinese not-full rows wrong loses 0.074 in Chinese, 0.009 over all 673 rows
+    first = record["tried"][0]
+    assert first["loss"] <= adapt.FORGETTING_LIMIT < first["loss_by_language"]["zh"]
+    assert [t["kept"] for t in record["tried"]] == [1.0, 0.75, 0.5, 0.25]
+    assert record["kept"] == 0.25 and kept.calibration.bias == pytest.approx(base.calibration.bias + 0.25)
+    zh = record["by_language"]["zh"]
+    assert (zh["rows"], zh["base"], zh["adapted"], zh["loss"]) == (89, 1.0, round(1 - 2 / 54 / 2, 4), round(2 / 54 / 2, 4))
+    low, high = zh["loss_ci"]
+    assert 0 <= low <= zh["loss"] <= high
+    assert record["rows"] == 673 and record["by_language"]["en"]["loss"] == 0.0
+    text = "\n".join(adapt.render_figures({"forgetting": record}))
+    assert "Forgetting check on 673 shipped dev rows" in text and "kept 25% of the adaptation" in text
+    assert f"Chinese    89 rows  BAcc 1.000 -> {zh['adapted']:.3f}  loss +{zh['loss']:.3f} [" in text
+    assert "English   584 rows  BAcc 1.000 -> 1.000  loss +0.000 [+0.000, +0.000]" in text
+
+
+def test_the_check_reads_a_fixed_sample_of_each_language():
+    from citeaudit.training import forgetting
+
+    first = forgetting.anchor_rows(300)
+    assert first == forgetting.anchor_rows(300) and len(first) == 300 and {r.lang for r in first} == {"en"}
+    assert len(forgetting.anchor_rows(None)) == 584
+    both = forgetting.anchor_rows(300, languages=("en", "zh"))
+    assert both[:300] == first and len(both) == 389  # every one of the 89 Chinese rows
+    assert not [r for r in forgetting.anchor_rows(None, exclude=("wice",)) if r.source == "wice"]
+
+
 # --- the whole command --------------------------------------------------------------------------------
 
 
@@ -252,6 +363,26 @@ def test_the_report_is_cross_validated_with_figures_for_each_route(adapted):
     assert chinese["base"]["uncertain"] == 0  # the embedding route is never unsure
     forgetting = report["forgetting"]
     assert forgetting["rows"] == 60 and forgetting["loss"] <= adapt.FORGETTING_LIMIT
+    # the record: the rows, both judges' BAcc, the loss with its interval and the share kept, per language
+    # (each figure rounded to 4 places on its own)
+    english = forgetting["by_language"]["en"]
+    assert set(forgetting["by_language"]) == {"en"} and english["rows"] == 60
+    assert english["loss"] == pytest.approx(english["base"] - english["adapted"], abs=1.5e-4) and len(english["loss_ci"]) == 2
+    assert forgetting["kept"] in (1.0, *adapt.INTERPOLATION_STEPS) and "Chinese dev rows are left out" in forgetting["left_out"]
+
+
+def test_the_card_shows_the_forgetting_check(adapted):
+    out, report = adapted
+    card = (out / "MODEL_CARD.md").read_text()
+    forgetting = report["forgetting"]
+    assert json.loads((out / "model_card.json").read_text())["forgetting"] == forgetting
+    assert "Forgetting check on 60 shipped dev rows, each judged over its whole passages" in card
+    english = forgetting["by_language"]["en"]
+    low, high = english["loss_ci"]
+    assert (f"English    60 rows  BAcc {english['base']:.3f} -> {english['adapted']:.3f}  loss {english['loss']:+.3f} "
+            f"[{low:+.3f}, {high:+.3f}]") in card
+    assert f"kept {forgetting['kept']:.0%} of the adaptation" in card or "none of the adaptation kept" in card
+    assert "Chinese dev rows are left out" in card
 
 
 def test_the_calibration_keeps_its_band_and_chinese_threshold(adapted):
@@ -289,7 +420,7 @@ def test_interrupted_leaves_no_judge_and_no_debris(tiny_judge, tmp_path, monkeyp
     def stop_while_writing(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(adapt, "_write_card", stop_while_writing)
+    monkeypatch.setattr(adapted_dir, "_write_card", stop_while_writing)
     with pytest.raises(KeyboardInterrupt):
         adapt.adapt_judge(_team(rows), tmp_path / "out", tiny_judge, adapt.Settings(folds=0, recalibrate_only=True))
     assert list(tmp_path.iterdir()) == []

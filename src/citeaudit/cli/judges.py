@@ -21,7 +21,8 @@ import click
 
 from citeaudit.cli.common import confusion_lines, format_figure
 
-from citeaudit.training.config import BASES, DEFAULT_BASE, DEFAULT_WORK_DIR
+from citeaudit.training.bases import BASES, DEFAULT_BASE
+from citeaudit.training.config import DEFAULT_WORK_DIR
 from citeaudit.training.data import LABEL_MAPPING
 from citeaudit.training.train import NLI_SET_CHOICES, PRECISIONS
 

@@ -117,26 +117,32 @@ class TokenSpans:
 
 def _cut_sentence(text: str, start: int, end: int, count: Callable[[int, int], int], budget: int) -> list[tuple[int, int]]:
     """Split one over-long sentence at word boundaries into pieces that fit (`count(s, e)`: tokens in
-    text[s:e])."""
+    text[s:e]); a "word" longer than the budget alone (a run of Chinese without spaces) is cut into as
+    many characters as fit, however many pieces that takes."""
     pieces, piece_start = [], start
-    words = [m.end() for m in re.finditer(r"\S+", text[start:end])]
     last_fit = None
-    for w_end in words:
-        stop = start + w_end
-        if count(piece_start, stop) <= budget:
-            last_fit = stop
-            continue
-        if last_fit is None:  # a single "word" over budget (CJK runs): cut by characters
-            last_fit = piece_start + max(1, budget)
-        pieces.append((piece_start, last_fit))
-        piece_start, last_fit = last_fit, None
-        while piece_start < stop and text[piece_start].isspace():
-            piece_start += 1
-        if count(piece_start, stop) <= budget:
-            last_fit = stop
+    for m in re.finditer(r"\S+", text[start:end]):
+        stop = start + m.end()
+        while count(piece_start, stop) > budget and stop - piece_start > 1:  # one character cannot be cut
+            if last_fit is None:
+                last_fit = _characters_that_fit(piece_start, stop, count, budget)
+            pieces.append((piece_start, last_fit))
+            piece_start, last_fit = last_fit, None
+            while piece_start < stop and text[piece_start].isspace():
+                piece_start += 1
+        last_fit = stop
     if piece_start < end:
         pieces.append((piece_start, end))
     return pieces
+
+
+def _characters_that_fit(start: int, stop: int, count: Callable[[int, int], int], budget: int) -> int:
+    """The end of the longest text[start:end] (end < stop, at least one character) within `budget`: a
+    character is mostly one token, sometimes more (or a word-start piece comes first)."""
+    end = max(start + 1, min(stop - 1, start + budget))
+    while end > start + 1 and count(start, end) > budget:
+        end -= 1
+    return end
 
 
 def passage_windows(passage: SourcePassage, count: Callable[[str], int], budget: int,

@@ -3,11 +3,14 @@
 * `replay.jsonl.gz`: a sample of judge-v1's own training mix (train split only), replayed beside a team's
   labels while fine-tuning so the model does not forget what it knew (attribution rows of every source
   balanced full / not-full, and generic NLI pairs; RTE, whose licence is not stated, is left out);
-* `anchor-dev.jsonl.gz`: every English dev row that judge-v1's calibration was fitted on, each read at
-  the one window the model is trained on (training/train.py `premise_for`), for the forgetting check.
+* `anchor-dev.jsonl.gz`: the dev split of the shared data (training/data.py `split_rows`), both
+  languages (the English rows judge-v1's calibration was fitted on, and CiteCheck's Chinese rows), each
+  row with every one of its passages, whole: the forgetting check (training/forgetting.py) judges them
+  as `score` judges a claim's citations, not at one window.
 
-Each line is {"premise", "hypothesis", "label", "source", "kind"}. Rebuild with
-`python -m citeaudit.training.anchor [DATA_DIR]` (deterministic for the seed).
+A replayed line is {"premise", "hypothesis", "label", "source", "kind"}; a dev line is a labelled-pairs
+row (files/labelled.py), {"id", "claim", "passages": [{"id", "text"}], "label", "source", "lang"}.
+Rebuild with `python -m citeaudit.training.anchor [DATA_DIR]` (the same bytes for the same data and seed).
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ import json
 import random
 from collections.abc import Iterable
 from pathlib import Path
+
+from citeaudit.files.labelled import Row, parse_rows
 
 ADAPTATION_DIR = Path(__file__).resolve().parent.parent / "models" / "adaptation"
 REPLAY_FILE = "replay.jsonl.gz"
@@ -29,6 +34,12 @@ UNLICENSED_NLI = ("rte",)
 def read_examples(name: str, directory: Path | None = None) -> list[dict]:
     with gzip.open((directory or ADAPTATION_DIR) / name, "rt", encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]
+
+
+def read_dev_rows(directory: Path | None = None) -> list[Row]:
+    """The shipped dev rows as labelled rows, each with all its passages."""
+    with gzip.open((directory or ADAPTATION_DIR) / ANCHOR_FILE, "rt", encoding="utf-8") as fh:
+        return parse_rows(fh.read().splitlines(), ANCHOR_FILE)
 
 
 def _write(path: Path, examples: Iterable[dict]) -> int:
@@ -46,7 +57,7 @@ def build(data_dir: str | Path | None = None, out_dir: str | Path | None = None,
 
     from citeaudit.judges.model import shipped_model_dir
     from citeaudit.training.data import split_rows, load_all
-    from citeaudit.training.train import build_mix, premise_for
+    from citeaudit.training.train import build_mix
 
     out = Path(out_dir or ADAPTATION_DIR)
     out.mkdir(parents=True, exist_ok=True)
@@ -70,10 +81,8 @@ def build(data_dir: str | Path | None = None, out_dir: str | Path | None = None,
             replay += rng.sample(side, min(len(side), each // 2))
     replay += rng.sample(nli, min(len(nli), REPLAY_NLI))
     rng.shuffle(replay)
-    dev = [r for r in split_rows(load_all(data_dir))["dev"] if r["lang"] == "en"]
-    anchor = [{"premise": premise_for(r, count, 256), "hypothesis": r["claim"], "label": r["label"],
-               "source": r["source"], "kind": "attribution"} for r in dev]
-    return {REPLAY_FILE: _write(out / REPLAY_FILE, replay), ANCHOR_FILE: _write(out / ANCHOR_FILE, anchor)}
+    dev = split_rows(load_all(data_dir))["dev"]
+    return {REPLAY_FILE: _write(out / REPLAY_FILE, replay), ANCHOR_FILE: _write(out / ANCHOR_FILE, dev)}
 
 
 if __name__ == "__main__":

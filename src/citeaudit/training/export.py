@@ -19,7 +19,8 @@ import shutil
 from pathlib import Path
 
 from citeaudit.records import file_sha256
-from citeaudit.training.config import DEFAULT_WORK_DIR, ID2LABEL, IDENTITY_LABELS, LABEL2ID, base_model_dir
+from citeaudit.training.bases import base_model_dir
+from citeaudit.training.config import DEFAULT_WORK_DIR, ID2LABEL, IDENTITY_LABELS, LABEL2ID
 from citeaudit.training.data import dev_rows
 
 SHIPPED_FILES = ("model_int8.onnx", "tokenizer.json", "config.json")

@@ -54,8 +54,8 @@ from pathlib import Path
 from citeaudit.errors import TrainingError
 from citeaudit.records import file_sha256
 from citeaudit.text import has_han
-from citeaudit.training.config import (ATTRIBUTION_LICENCES, DEFAULT_WORK_DIR, ID2LABEL, LABEL2ID,
-                                       resolve_base)
+from citeaudit.training.bases import resolve_base
+from citeaudit.training.config import ATTRIBUTION_LICENCES, DEFAULT_WORK_DIR, ID2LABEL, LABEL2ID
 from citeaudit.training.data import (LABEL_MAPPING, NLI_ALL_SETS, NLI_MORE_SETS, NLI_SETS, NLI_UNSTATED_SETS,
                                      NLI_ZH_SETS,
                                      data_dir_or_default, load_all, read_nli, split_rows)
@@ -377,7 +377,7 @@ def train_judge(out_dir: str | Path, data_dir: str | Path | None = None, extra_l
     `final/`), returns the training record (for the model card).
 
     `device`, `batch_size`, `precision` and `workers` default per device (DEVICE_DEFAULTS); `base` is a
-    name from config.BASES or a base directory; `mix` a folder with a saved mix (then `data_dir`,
+    name from bases.BASES or a base directory; `mix` a folder with a saved mix (then `data_dir`,
     `extra_labels`, `leave_out`, `nli_*` and `per_source_cap` are not read: the mix was built with them)."""
     import numpy as np
     import torch

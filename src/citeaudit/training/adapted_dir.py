@@ -1,0 +1,97 @@
+"""The adapted judge written as a judge directory (`--judge model:path=DIR`): its weights exported to int8
+ONNX (or the base's model file copied when only the calibration changed), calibration.json, and the card
+(model_card.json with the hashes of the files the judge reads, MODEL_CARD.md); and the report's figures
+as text, which the card and the command print alike."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+from citeaudit.records import file_sha256
+from citeaudit.training import forgetting
+from citeaudit.training.bases import onnx_file
+from citeaudit.training.finetune import MAX_LEN
+from citeaudit.training.judge_parts import JudgeState
+
+
+def write_judge(out: Path, base_dir: Path, state: JudgeState, report: dict, work: Path) -> Path:
+    """The judge directory, built in `work` (a hidden folder beside `out`, removed by the caller) and
+    renamed into place."""
+    from citeaudit.training.export import SHIPPED_FILES
+
+    built = work / "judge"
+    built.mkdir()  # with the mode any new folder gets, as the judge's other readers expect
+    if state.model is not None:
+        _export(state.model, base_dir, built, work)
+    else:
+        for name in SHIPPED_FILES:
+            shutil.copyfile(onnx_file(base_dir) if name.endswith(".onnx") else base_dir / name, built / name)
+    cal = replace(state.calibration, band=state.band, zh_threshold=state.zh_threshold,
+                  fitted_on={**state.calibration.fitted_on, "adapted_from": report["base"],
+                             "labels_sha256": report["labels"]["sha256"]})
+    cal.save(built)
+    _write_card(built, report, {name: file_sha256(built / name) for name in SHIPPED_FILES})
+    if out.exists():
+        shutil.rmtree(out) if out.is_dir() else out.unlink()
+    built.rename(out)
+    return out
+
+
+def _export(model, base_dir: Path, dest: Path, work: Path) -> None:
+    """`model` as the judge's int8 ONNX model in `dest`, by way of its transformers and fp32 ONNX forms in `work`."""
+    from citeaudit.training.export import export_fp32, quantize_int8
+
+    hf = work / "hf"
+    model.save_pretrained(hf)
+    shutil.copyfile(base_dir / "tokenizer.json", hf / "tokenizer.json")
+    export_fp32(hf, work / "fp32", MAX_LEN)
+    quantize_int8(work / "fp32", dest)
+    config = json.loads((base_dir / "config.json").read_text(encoding="utf-8"))
+    (dest / "config.json").write_text(json.dumps(config, indent=1), encoding="utf-8")
+
+
+def _write_card(work: Path, report: dict, files: dict[str, str]) -> None:
+    """The card, with the hashes of the files the judge reads: loading checks them (judges/judge_dir.py)."""
+    card = {"name": "citeaudit judge-v1, adapted", "adapted_from": report["base"], "labels": report["labels"],
+            "plan": report["plan"], "settings": report["settings"], "adaptation": report.get("adaptation"),
+            "cross_validation": report.get("cross_validation"), "forgetting": report.get("forgetting"),
+            "files": files}
+    (work / "model_card.json").write_text(json.dumps(card, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    (work / "MODEL_CARD.md").write_text(render_card(card), encoding="utf-8")
+
+
+def render_card(card: dict) -> str:
+    labels = card["labels"]
+    lines = ["# citeaudit model judge, adapted to a team's labels", "",
+             f"- adapted from: `{card['adapted_from']['dir']}` (sha256 `{card['adapted_from']['sha256'][:16]}…`)",
+             f"- labels: {labels['pairs']} pairs ({labels['described_as']}), sha256 `{labels['sha256'][:16]}…`; "
+             f"English {labels['english']}, Chinese {labels['chinese']}",
+             f"- English: {card['plan']['english'] or 'unchanged'}; Chinese: {card['plan']['chinese'] or 'unchanged'}",
+             *[f"- {reason}" for reason in card["plan"]["reasons"]], ""]
+    lines += render_figures(card)
+    return "\n".join(lines) + "\n"
+
+
+def render_figures(report: dict) -> list[str]:
+    """The cross-validated figures and the forgetting check, as text lines."""
+    lines = []
+    cv = report.get("cross_validation")
+    if cv:
+        lines.append(f"Cross-validated agreement with the team's labels ({cv['folds']} folds, pairs sharing a "
+                     f"passage or question kept together; fold sizes {cv['fold_sizes']}):")
+        for route in ("english", "chinese"):
+            for name, f in (cv.get(route) or {}).items():
+                lines.append(f"  {route:<8} {name:<13} n={f['n']:<4} BAcc {_fig(f['balanced_accuracy'], f['balanced_accuracy_ci'])}"
+                             f"  kappa {_fig(f['kappa'], f['kappa_ci'])}  uncertain {f['uncertain_share']:.0%}")
+    if report.get("forgetting"):
+        lines += forgetting.render(report["forgetting"])
+    return lines
+
+
+def _fig(value: float | None, ci) -> str:
+    if value is None:
+        return "—"
+    return f"{value:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")

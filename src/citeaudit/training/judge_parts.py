@@ -1,0 +1,153 @@
+"""The model judge taken apart for adapting: the parts adapting changes (the English weights, the
+calibration with its uncertain band, the Chinese threshold) as one `JudgeState`, a judge made from any
+state, rows judged with it, its calibration and band refitted, and two calibrations blended."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from citeaudit.errors import TrainingError
+from citeaudit.files.labelled import Row
+from citeaudit.judges import calibration as calib
+from citeaudit.judges.base import Request
+from citeaudit.judges.judge_dir import load_judge_dir
+from citeaudit.judges.model import ModelJudge
+from citeaudit.judges.spec import MODEL_UNCERTAIN_BAND, ZH_EMBEDDING_THRESHOLD
+from citeaudit.records import Judgment
+
+BAND_TARGET_ACCURACY = 0.80  # the rule that chose the shipped band (docs/model-judge.md)
+BAND_LIMITS = (0.03, 0.25)
+
+Progress = Callable[[str, int, int], None]  # (stage, done, total)
+
+
+def quiet(stage: str, done: int, total: int) -> None:
+    pass
+
+
+@dataclass
+class JudgeState:
+    """What adapting changes: the English weights (None: the model file's own), the calibration with its
+    band, and the Chinese threshold."""
+
+    model: Any = None  # a torch BertForSequenceClassification, or None for the int8 model as shipped
+    calibration: calib.Calibration | None = None
+    band: float = MODEL_UNCERTAIN_BAND
+    zh_threshold: float = float(ZH_EMBEDDING_THRESHOLD)
+
+
+def base_state(model_dir: Path) -> JudgeState:
+    cal = load_judge_dir(model_dir).calibration
+    if cal is None:
+        raise TrainingError(f"{model_dir}: the judge to adapt has no calibration.json")
+    return JudgeState(None, cal, cal.band if cal.band is not None else MODEL_UNCERTAIN_BAND,
+                      cal.zh_threshold if cal.zh_threshold is not None else float(ZH_EMBEDDING_THRESHOLD))
+
+
+def make_judge(model_dir: Path, state: JudgeState, threads: int | None, calibrated: bool = True,
+               remembered: dict | None = None) -> ModelJudge:
+    """The model judge of `model_dir` judging with `state` (torch weights run in fp32, batched: unlike
+    the int8 model their scores do not depend on the batch). `remembered` keeps the model's own
+    judgments (before calibration and guard) by request, for judges that share the weights."""
+    judge = ModelJudge(path=model_dir, guard=True, threads=threads, calibrated=False, band=0.0)
+    judge.calibration = state.calibration if calibrated else None
+    judge.band = state.band if calibrated else 0.0
+    if state.zh_threshold != float(ZH_EMBEDDING_THRESHOLD):
+        from citeaudit.judges.embedding import make_embedding_judge
+
+        judge._zh_judge = make_embedding_judge(f"{state.zh_threshold:g}")
+    if state.model is not None:
+        forward = _torch_forward(state.model)
+        judge.inner._forward = forward
+        judge.inner.backend.predict = lambda premises, hypotheses: forward(
+            [(e.ids, e.type_ids) for e in judge.inner.backend.tokenizer.encode_batch(list(zip(premises, hypotheses)))])
+        judge.inner.batch_size = 16
+    if remembered is not None:
+        _remember(judge.inner, remembered)
+    return judge
+
+
+def _remember(inner, remembered: dict) -> None:
+    """Let `inner.judge_batch` answer from `remembered` (request -> (judgment, window text)), judging
+    only what it has not seen: calibration, band and guard vary far more often than weights."""
+    judge_batch = inner.judge_batch
+
+    def remembering(requests, evidence_texts=None):
+        todo = [r for r in dict.fromkeys(requests) if r not in remembered]
+        if todo:
+            texts: list[str] = []
+            for r, j, t in zip(todo, judge_batch(todo, texts), texts):
+                remembered[r] = (j, t)
+        found = [remembered[r] for r in requests]
+        if evidence_texts is not None:
+            evidence_texts.extend(t for _, t in found)
+        return [j for j, _ in found]
+
+    inner.judge_batch = remembering
+
+
+def _torch_forward(model):
+    import torch
+
+    def forward(rows: list[tuple[list[int], list[int]]]):
+        width = max(len(ids) for ids, _ in rows)
+        ids = torch.tensor([list(i) + [0] * (width - len(i)) for i, _ in rows])
+        mask = torch.tensor([[1] * len(i) + [0] * (width - len(i)) for i, _ in rows])
+        types = torch.tensor([list(t) + [0] * (width - len(t)) for _, t in rows])
+        with torch.no_grad():
+            return torch.softmax(model(input_ids=ids, attention_mask=mask, token_type_ids=types).logits, -1).numpy()
+
+    return forward
+
+
+def judge_rows(judge: ModelJudge, rows: Sequence[Row], progress: Progress = quiet, stage: str = "judging",
+               chunk: int = 32) -> list[Judgment]:
+    out: list[Judgment] = []
+    progress(stage, 0, len(rows))
+    for i in range(0, len(rows), chunk):
+        out += judge.judge_batch([Request.of(r.claim, r.passages) for r in rows[i:i + chunk]])
+        progress(stage, len(out), len(rows))
+    return out
+
+
+def calibration_values(judge: ModelJudge, rows: Sequence[Row]) -> list[list[float]]:
+    """The calibration's features of each row: the uncalibrated model's p(full) and window."""
+    requests = [Request.of(r.claim, r.passages) for r in rows]
+    texts: list[str] = []
+    judgments = judge.inner.judge_batch(requests, texts)
+    return [calib.features((j.scores or {}).get("full", 0.0), r.claim, t) for r, j, t in zip(rows, judgments, texts)]
+
+
+def fit_calibration(values: Sequence[Sequence[float]], gold_full: Sequence[bool], prior: calib.Calibration,
+                    described: dict) -> tuple[calib.Calibration, float]:
+    """The calibration refitted toward `prior`, and the uncertain band chosen on the same rows."""
+    fitted = calib.fit(values, gold_full, prior=prior, fitted_on=described)
+    p = [fitted.probability(v) for v in values]
+    return fitted, choose_band(gold_full, p)
+
+
+def choose_band(gold_full: Sequence[bool], p_support: Sequence[float]) -> float:
+    """The narrowest band (0.01 steps) whose confident side, |p - 0.5| >= band, reaches the target
+    accuracy, within BAND_LIMITS; never so wide that more than half the rows fall inside it. Where the
+    judge cannot reach the target, a band holding every pair would make it say nothing: at most half
+    are left to a person."""
+    gold = np.asarray(gold_full, dtype=bool)
+    p = np.asarray(p_support, dtype=float)
+    low, high = BAND_LIMITS
+    widest = min(high, max(low, math.floor(float(np.median(np.abs(p - 0.5))) * 100) / 100))
+    for band in np.arange(low, widest + 1e-9, 0.01):
+        sure = np.abs(p - 0.5) >= band
+        if sure.sum() and float(((p[sure] >= 0.5) == gold[sure]).mean()) >= BAND_TARGET_ACCURACY:
+            return round(float(band), 2)
+    return round(widest, 2)
+
+
+def blend_calibration(base: calib.Calibration, tuned: calib.Calibration, keep: float) -> calib.Calibration:
+    return replace(tuned, weights=tuple((1 - keep) * b + keep * t for b, t in zip(base.weights, tuned.weights)),
+                   bias=(1 - keep) * base.bias + keep * tuned.bias)
