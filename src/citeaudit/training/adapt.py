@@ -47,7 +47,7 @@ from citeaudit.errors import InputError, Problem, TrainingError
 from citeaudit.files.destinations import temporary_folder_beside
 from citeaudit.files.labelled import Row
 from citeaudit.judges.base import Request
-from citeaudit.judges.model import ModelJudge, is_chinese, model_dir
+from citeaudit.judges.model import ModelJudge, is_chinese, model_dir, reads_chinese
 from citeaudit.records import Judgment, directory_sha256
 from citeaudit.stats import best_threshold, metrics
 from citeaudit.training import forgetting
@@ -316,13 +316,23 @@ def adapt_judge(team: TeamLabels, out_dir: str | Path, base_dir: str | Path | No
         raise InputError([Problem(str(out), None, "", "exists and is not empty (choose another folder or --force)")])
     if out.resolve() == base_dir.resolve():
         raise InputError([Problem(str(out), None, "", "is the judge being adapted; write the adapted judge elsewhere")])
-    chinese_of = [is_chinese(Request.of(r.claim, r.passages)) for r in team.rows]
+    from tokenizers import Tokenizer
+
+    written_in_chinese = [is_chinese(Request.of(r.claim, r.passages)) for r in team.rows]
+    # a base whose vocabulary reads Chinese (judge-v2) judges Chinese pairs itself: a team's Chinese
+    # labels fine-tune the model with the English ones; judge-v1's go to its embedding route's threshold
+    model_reads_chinese = reads_chinese(Tokenizer.from_file(str(base_dir / "tokenizer.json")))
+    chinese_of = [z and not model_reads_chinese for z in written_in_chinese]
     english = [r for r, z in zip(team.rows, chinese_of) if not z]
     chinese = [r for r, z in zip(team.rows, chinese_of) if z]
     plan = plan_for(english, chinese, settings, torch_available())
     report: dict[str, Any] = {
         "labels": {"described_as": team.described_as, "pairs": len(team.rows), "sha256": team.content_hash(),
-                   "english": class_counts(english), "chinese": class_counts(chinese),
+                   "english": class_counts([r for r, z in zip(team.rows, written_in_chinese) if not z]),
+                   "chinese": class_counts([r for r, z in zip(team.rows, written_in_chinese) if z]),
+                   "routes": ("the model judges Chinese pairs itself: Chinese and English labels adapt it together"
+                              if model_reads_chinese else "English labels adapt the model, Chinese ones the "
+                              "embedding route's threshold"),
                    "conflicting_pairs_left_out": team.conflicts},
         "base": {"dir": str(base_dir), "sha256": directory_sha256(base_dir)},
         "plan": {"english": plan.english, "chinese": plan.chinese, "reasons": plan.reasons},
