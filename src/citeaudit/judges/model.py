@@ -207,7 +207,13 @@ class ModelJudge:
         fitted = self.judge_dir.calibration
         self.calibration = fitted if self.options["calibration"] else None
         self.zh = self.options["zh"] if self.options["zh"] != "auto" else "model" if self.reads_chinese else "embedding"
+        if self.zh == "v2" and self.path == shipped_model_dir("2"):
+            self.zh = "model"
         self._zh_judge = None
+        # Chinese pairs by the shipped judge-v2, whole (calibration, band, guard), beside this model's English
+        self.zh_model = (ModelJudge(version="2", guard=self.guard, threads=self.options["threads"],
+                                    batch_size=self.options["batch"], calibrated=self.options["calibration"])
+                         if self.zh == "v2" else None)
         self._judged: BoundedCache[tuple[Request, bool], Judgment] = BoundedCache(100_000)
         # the band needs the calibrated p(support): without a calibration there is none; unless given,
         # it is the one fitted with the calibration (an adapted judge's), else the shipped default
@@ -215,7 +221,8 @@ class ModelJudge:
                      else fitted.band if fitted.band is not None else MODEL_UNCERTAIN_BAND)
         self.zh_threshold = (fitted.zh_threshold if fitted is not None and fitted.zh_threshold is not None
                              else float(ZH_EMBEDDING_THRESHOLD))
-        zh_shown = f"embedding:{self.zh_threshold:g}" if self.zh == "embedding" else self.zh
+        zh_shown = (f"embedding:{self.zh_threshold:g}" if self.zh == "embedding"
+                    else f"[{self.zh_model.signature}]" if self.zh_model else self.zh)
         # `cal` says whether a calibration is in use: asked for, and the model directory has one;
         # `sets=parts`: a set is judged with its parts (monotone), which changes what is stored
         self.signature = (f"model:{self.path.name}[{self.inner.signature}]"
@@ -249,7 +256,7 @@ class ModelJudge:
         if not requests:
             return []
         chinese = [is_chinese(r) for r in requests]  # once per request: it reads every passage
-        route_zh = [self.zh == "embedding" and c for c in chinese]
+        route_zh = [self.zh in ("embedding", "v2") and c for c in chinese]
         out: list[Judgment | None] = [None] * len(requests)
         en = [i for i, z in enumerate(route_zh) if not z]
         zh = [i for i, z in enumerate(route_zh) if z]
@@ -263,6 +270,11 @@ class ModelJudge:
                 if self.calibration is not None:
                     j = self.calibrate(requests[i], j, text)
                 out[i] = j.model_copy(update={"judge": self.signature, "explanation": (j.explanation or "") + note})
+        if zh and self.zh_model is not None:
+            for i, j in zip(zh, self.zh_model._judge_each([requests[i] for i in zh], guard)):
+                out[i] = j.model_copy(update={"judge": self.signature, "explanation": (
+                    f"Chinese text: judged by {self.zh_model.path.name}; " + (j.explanation or ""))})
+            zh = []  # guarded by judge-v2 itself
         if zh:
             for i, j in zip(zh, self.zh_judge.judge_batch([requests[i] for i in zh])):
                 out[i] = j.model_copy(update={
@@ -271,7 +283,9 @@ class ModelJudge:
                                     f"({self.zh_judge.signature}), not the model, whose vocabulary reads most "
                                     "Chinese as [UNK]; " + (j.explanation or ""))})
         if guard:
-            out = [self.apply_guard(r, j, text) for r, j, text in zip(requests, out, evidence)]
+            routed = set() if self.zh_model is None else {i for i, z in enumerate(route_zh) if z}
+            out = [j if i in routed else self.apply_guard(r, j, text)
+                   for i, (r, j, text) in enumerate(zip(requests, out, evidence))]
         return out  # type: ignore[return-value]
 
     def calibrate(self, request: Request, judgment: Judgment, evidence: str | None = None) -> Judgment:

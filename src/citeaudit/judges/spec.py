@@ -71,8 +71,9 @@ MODEL = JudgeOptions("model", (
            keyword="calibrated", signed="cal", show=_on_off),
     # an adapted judge's directory may hold its own Chinese threshold: the signature shows the one used
     # auto: the model when its vocabulary reads Chinese (judge-v2), else the embedding judge (judge-v1);
-    # the judge signs the route it takes
-    Option("zh", choice("auto", "embedding", "model"), "auto", "who judges Chinese pairs",
+    # v2: the shipped judge-v2 (its own calibration and guard) beside another model for English.
+    # The judge signs the route it takes.
+    Option("zh", choice("auto", "embedding", "model", "v2"), "auto", "who judges Chinese pairs",
            signed="zh", show=lambda v: f"embedding:{ZH_EMBEDDING_THRESHOLD}" if v == "embedding" else v),
     Option("band", number(0.0, 0.5), None,
            "half-width of the uncertain band around p(support) = 0.5 (0: never uncertain; default: the "
