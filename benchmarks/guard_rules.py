@@ -1,7 +1,8 @@
 """Which qualifier-guard rules are right: each rule's firings on the dev split or a held-out source, and
 the guard's net effect.
 
-    python benchmarks/guard_rules.py [--split dev|test] [--data DIR] [--cache DIR] [--baseline REV] [--show RULE]
+    python benchmarks/guard_rules.py [--split dev|test] [--lang en|zh] [--data DIR] [--cache DIR] [--baseline REV]
+                                     [--show RULE]
     python benchmarks/guard_rules.py --source fever-test|rte-dev|cad-snli-test [--rows N] [--seed S] [--rest] ...
 
 --source measures on an NLI file that no training or development step reads (training.data.NLI_HELD_OUT:
@@ -9,7 +10,9 @@ FEVER-NLI test, RTE dev, CAD-SNLI test; training reads FEVER-NLI dev, RTE train 
 the hypothesis is the claim, the premise its one passage, entailment is `full`, anything else is not.
 --rows N draws N pairs with --seed (default 2,000 with seed 0; 0: every pair), --rest takes the pairs
 that draw leaves instead, so that a source can be split into pairs to check rules on and pairs held
-back until the rules are final. The train tables are printed for a split only.
+back until the rules are final. The train tables are printed for a split only. --lang keeps the rows of
+one language (the split's `lang`; the train tables too): `--lang zh` measures the rules on Chinese claims,
+which run guard.RULES_ZH.
 
 The `model` judge runs once over the rows with the guard off (`judge_batch(..., guard=False)`); its
 label, scores and the text of the window it chose (`evidence_text`) are cached as JSON under --cache
@@ -26,8 +29,9 @@ seconds per 2,000 NLI pairs, on 2 cores; then seconds). Then:
              right the rule is about the text, apart from the model);
   guard      the whole guard as `model` applies it (a `full` it fires on is no longer full) against
              the guard off: the guard of revision --baseline (default 810d019, guard version 2; its
-             guard.py and quantities.py read with `git show`), today's RULES, and RULES with
-             TRIED_RULES. Balanced accuracy (full vs the rest), overall and per source.
+             guard.py and quantities.py read with `git show`), today's RULES (RULES_ZH on Chinese
+             claims), RULES on every claim when some are Chinese, and RULES with TRIED_RULES.
+             Balanced accuracy (full vs the rest), overall and per source.
 
 `--show RULE` lists the pairs on which RULE fires among the model's fulls, with the gold label.
 
@@ -54,6 +58,7 @@ from citeaudit.judges import guard
 from citeaudit.judges.base import Request
 from citeaudit.files.labelled import Row, parse_rows
 from citeaudit.stats import balanced_accuracy
+from citeaudit.text import has_han
 from citeaudit.training.data import NLI_HELD_OUT, load_all, read_nli, split_rows
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -223,6 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rows", type=int, default=2000, help="pairs drawn from --source (0: all)")
     ap.add_argument("--seed", type=int, default=0, help="the draw of --rows pairs")
     ap.add_argument("--rest", action="store_true", help="the pairs of --source that the draw leaves, instead")
+    ap.add_argument("--lang", choices=("en", "zh"), help="only the rows of this language (the split's `lang`)")
     ap.add_argument("--data", help="the shared data folder (default: found as training.data finds it)")
     ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     ap.add_argument("--baseline", default=BASELINE, help="git revision of the old guard")
@@ -234,6 +240,9 @@ def main(argv: list[str] | None = None) -> int:
         name = f"{args.source} ({len(rows)} pairs, {'the rest of ' if args.rest else ''}seed {args.seed})"
     else:
         rows, name = split_of(args.split, args.data), args.split
+    if args.lang:
+        rows = [r for r in rows if r.lang == args.lang]
+        name = f"{name}, {args.lang}"
     outputs = model_outputs(rows, args.cache)
     base = [o["label"] == "full" for o in outputs]
     rules = guard.RULES + guard.TRIED_RULES
@@ -255,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
     print_rule_table(rules, rows, outputs)
 
     if not args.source:
-        train = split_of("train", args.data)
+        train = [r for r in split_of("train", args.data) if args.lang in (None, r.lang)]
         whole = [{"evidence": "\n".join(p.text for p in r.passages)} for r in train]
         print(f"\nEach rule alone on every pair of the train split, against all its cited passages, no model "
               f"({sum(r.label != 'full' for r in train)} of {len(train)} gold not full):\n")
@@ -275,9 +284,12 @@ def main(argv: list[str] | None = None) -> int:
         "off": [],
         f"{args.baseline}": [i for i, _ in old],
         "RULES": [i for i, _ in firings(rows, outputs, guard.check, True)],
-        "RULES + TRIED_RULES": [i for i, _ in firings(rows, outputs,
-                                                      lambda c, e: guard.check(c, e, rules=rules), True)],
     }
+    if any(has_han(r.claim) for r in rows):  # Chinese claims run RULES_ZH unless told otherwise
+        guards["RULES on Chinese claims too"] = [
+            i for i, _ in firings(rows, outputs, lambda c, e: guard.check(c, e, rules=guard.RULES), True)]
+    guards["RULES + TRIED_RULES"] = [i for i, _ in firings(rows, outputs,
+                                                           lambda c, e: guard.check(c, e, rules=rules), True)]
     print("\nThe whole guard (BAcc, full vs the rest; fired and right on the model's fulls):\n")
     print("\n".join(guard_table(rows, base, guards)))
     return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from citeaudit.errors import JudgeError
-from citeaudit.judges.guard import RULES, TRIED_RULES, VERSION, GuardFinding, check, quantities
+from citeaudit.judges.guard import RULES, RULES_ZH, TRIED_RULES, VERSION, GuardFinding, check, quantities
 
 # The seed pair (examples/data/p7_archive.json, passage D3) and its Chinese version.
 D3 = ("Eco mode pilot report. The pilot observed P7 machines in Eco mode for 30 days. Downtime fell by 15% "
@@ -18,7 +18,6 @@ FIRES = [
     # (claim, evidence, kind, words the reason must name)
     ("Eco reduces annual energy by 15%.", D3, "attachment", ["15%", "energy", "downtime"]),
     ("Eco reduces annual energy by 15%.", "Over 30 days, downtime fell by 15% in Eco mode.", "attachment", ["energy"]),
-    ("Eco将年度能耗降低15%。", D3_ZH, "attachment", ["15%", "能耗"]),
     ("Revenue grew 15% in 2021.", "In 2020 the company saw revenue rise by 15 percent.", "year", ["2021"]),
     ("It was released in March 2019.", "It was released in May 2019.", "month", ["March"]),
     ("Python 3.11 added this.", "This arrived in Python 3.12.", "version", ["3.11"]),
@@ -163,9 +162,10 @@ def test_narrowed_rules_pass_what_the_evidence_supports(claim, evidence):
 
 
 def test_the_guard_version_names_these_rules():
-    """Stored judgments of version 2 (a `number` rule on, counts the evidence must repeat, every negation)
-    are not reused: the model judge signs `guard=on@3` (tests/test_judge_spec.py)."""
-    assert VERSION == 3
+    """Stored judgments of version 3 (Chinese numerals inside words read as numbers, 份额 another measure
+    than 占有率, every rule on Chinese claims) are not reused: the model judge signs `guard=on@4`
+    (tests/test_judge_spec.py)."""
+    assert VERSION == 4
 
 
 @pytest.mark.parametrize("claim,evidence,kind,words", FIRES)
@@ -367,3 +367,85 @@ def test_the_guard_reads_its_own_units_and_every_negation_not_the_splitters_wide
     assert WIDE_ONLY < UNITS.keys()
     assert check("The kit lacks a charger.", "The kit comes with a charger.").kind == "negation"
     assert negation_pattern(zh=False, lexical=False).search("The kit lacks a charger.") is None
+
+
+# --- Chinese claims -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("claim,evidence,rules,reason", [
+    ("清华大学在2011年进入全球50强。", "清华大学在2012年进入全球50强。", None,
+     "the claim's year '2011年' (清华大学在2011年进入全球50强) has no counterpart in the evidence"),
+    ("该药物没有降低死亡率。", "该药物降低了死亡率。", None,
+     "the claim is negated ('没有', in 该药物没有降低死亡率), the evidence has no negation"),
+    ("全程长300公里。", "全程长300米。", None,
+     "'300公里' (全程长300公里) is in the claim with unit 'km', the evidence has 300 only with m"),
+    ("Eco将年度能耗降低15%。", D3_ZH, {"attachment"},
+     "the claim's '15%' (Eco将年度能耗降低15%) measures something else in the evidence (停机时间减少了15%)"),
+    ("该品牌在中国市场的占有率为21.7%。", "报告显示，该品牌的营收增长了21.7%。", {"attachment"},
+     "the claim's '21.7%' (该品牌在中国市场的占有率为21.7%) measures something else in the evidence "
+     "(该品牌的营收增长了21.7%)"),
+    # a long clause is shown around the number, cut where "…" says, never inside "Steam" or "1,500"
+    ("例如其游戏在2020年成为Steam上最畅销的游戏之一并且公司在游戏开发方面有丰富的经验。", "其游戏成为最畅销的游戏。",
+     None, "the claim's year '2020年' (例如其游戏在2020年成为Steam上…) has no counterpart in the evidence"),
+    ("营收为1,500万元，增长了3.5%。", "营收增长了3.5%。", {"number"},
+     "the claim's number '1,500万元' (营收为1,500万元) has no counterpart in the evidence"),
+])
+def test_a_chinese_finding_names_the_phrase_of_the_claim(claim, evidence, rules, reason):
+    """A reviewer reads the number with the words around it, not character bigrams ('场的, 有率, 率为')."""
+    assert check(claim, evidence, rules=rules).reason == reason
+
+
+@pytest.mark.parametrize("claim,evidence", [
+    ("该品牌在中国市场的占有率为21.7%。", "报告显示，该品牌在中国的市场份额达21.7%。"),
+    ("该品牌的市占率为21.7%。", "报告显示，其所占比重达21.7%。"),
+    ("这类产品占比达30%。", "报告称，此类商品的份额为30%。"),
+    ("The share reached 21.7% last year.", "The proportion stood at 21.7%."),
+    ("Turnover was up 12% on the year.", "Company revenue climbed 12%."),
+])
+def test_words_for_the_same_measure_are_one_measure(claim, evidence):
+    """占有率, 份额, 占比 (and "share", "proportion") measure the same: no attachment mismatch."""
+    assert check(claim, evidence, rules={"attachment"}) is None
+
+
+@pytest.mark.parametrize("claim,evidence", [
+    ("该品牌在中国市场的占有率为21.7%。", "报告显示，该品牌的营收增长了21.7%。"),
+    ("Its share reached 21.7%.", "Its revenue grew 21.7%."),
+])
+def test_another_measure_is_still_another(claim, evidence):
+    assert check(claim, evidence, rules={"attachment"}).kind == "attachment"
+
+
+@pytest.mark.parametrize("text", ["这款瓷器的釉色是千山翠。", "万一发生事故怎么办", "他收集了一些邮票。", "这部电影十分精彩。",
+                                  "四川的火锅", "秦始皇统一六国", "亿万富翁", "千万不要迟到", "她是四大名旦之一", "两者兼顾"])
+def test_a_chinese_numeral_inside_a_word_is_no_number(text):
+    assert quantities(text) == []
+
+
+@pytest.mark.parametrize("text,value,unit", [
+    ("观察了三天", 3, "d"), ("一座千年古城", 1000, "yr"), ("现场有万人", 10_000, None), ("两千人参加", 2000, None),
+    ("排名第三", 3, None), ("十五", 15, None), ("三点五", 3.5, None), ("十分钟后", 10, "min"),
+    ("二〇二三年", 2023, None), ("三千五百万", 35_000_000, None), ("数百万人", 1_000_000, None),
+])
+def test_a_chinese_numeral_before_a_measure_or_on_its_own_is_a_number(text, value, unit):
+    (q,) = quantities(text)
+    assert (q.value, q.unit) == (value, unit)
+
+
+@pytest.mark.parametrize("claim,evidence", [
+    ("这款瓷器的釉色是千山翠。", "这款瓷器烧制于明代。"),  # version 3: "the claim's year '千'"
+    ("比赛吸引了两千人参加。", "比赛吸引了很多人参加。"),  # version 3: "the claim's year '两千'"
+    ("这座千年古城位于江南。", "这座古城位于江南。"),  # version 3: "the claim's year '千年'"
+])
+def test_a_chinese_numeral_is_a_year_only_written_digit_by_digit(claim, evidence):
+    assert check(claim, evidence) is None
+    finding = check(claim, evidence, rules={"year", "number"})
+    assert finding is None or finding.kind == "number", finding
+
+
+def test_chinese_claims_run_their_own_rules():
+    """Measured on the Chinese rows (docs/model-judge.md), `attachment` is not right often enough there."""
+    assert set(RULES_ZH) == set(RULES) - {"attachment"}
+    assert check("Eco将年度能耗降低15%。", D3_ZH) is None
+    assert check("Eco将年度能耗降低15%。", D3_ZH, rules=RULES).kind == "attachment"
+    assert check("Eco reduces annual energy by 15%.", D3).kind == "attachment"
+    assert check("清华大学在2011年进入全球50强。", "清华大学在2012年进入全球50强。").kind == "year"

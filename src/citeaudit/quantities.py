@@ -29,6 +29,16 @@ _CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四":
 _CN_SMALL = {"十": 10, "百": 100, "千": 1000}
 _CN_BIG = {"万": 10_000, "亿": 100_000_000}
 CN_NUMBER = re.compile(r"[零〇一二两三四五六七八九十百千万亿]+(?:点[零〇一二三四五六七八九]+)?")
+# a place value: a year is written digit by digit ("二〇二三年"), "两千" and "千年" are numbers
+CN_PLACE = re.compile(r"[十百千万亿]")
+# What a Chinese numeral counts with: a measure word or a unit ("三天", "千年", "万人"). A numeral character
+# is also a character of words ("千山翠", a colour; "万一", "in case"; "十分", "very"; "四川"; "统一六国"):
+# alone, or led by a place value, it is a number only before one of these or after 第 ("第三").
+_CN_MEASURE = re.compile(r"\s*(?:%|个?百分点|分之|分钟|小时|世纪|年代|周年|摄氏度|公里|公斤|千克|美元|[多余来几个位名人"
+                         r"家种项条件只头匹台辆架艘座所栋层本册张篇部集首次回遍倍成岁届期季场轮批组类级号年月日天周秒"
+                         r"米克吨斤亩元块万亿])")
+# 一 and 两 alone are mostly an article ("一个", "一种", "两者"): a number only before these
+_CN_ONE_MEASURE = re.compile(r"\s*(?:%|个?百分点|年|月|日|天|倍|次|万|亿)")
 
 
 # percent and units: one vocabulary, written form -> normalised key
@@ -152,7 +162,7 @@ def _cn_to_number(s: str) -> float | None:
             section += (digit or 1) * _CN_SMALL[c]
             digit = 0
         elif c in _CN_BIG:
-            total = (total + section + digit) * _CN_BIG[c]
+            total = ((total + section + digit) or 1) * _CN_BIG[c]  # "万人": ten thousand people
             section, digit = 0, 0
     return float(total + section + digit)
 
@@ -214,9 +224,8 @@ def quantities(text: str, words: bool = True, wide: bool = False) -> list[Quanti
             spans.append((m.start(), m.end(), value, 1.0, True))
     for m in CN_NUMBER.finditer(text) if words else ():
         s = m.group(0)
-        if len(s) == 1 and s in "一两":  # 一 / 两 alone is mostly an article ("一个", "两者")
-            if not re.match(r"\s*(?:%|个?百分点|年|月|日|天|倍|次|万|亿)", text[m.end():]):
-                continue
+        if not _cn_numeral_is_number(text, m):
+            continue
         value = _cn_to_number(s)
         if value is not None and free(m.start(), m.end()):
             spans.append((m.start(), m.end(), value, _precision(s, 1.0), False))
@@ -239,12 +248,30 @@ def quantities(text: str, words: bool = True, wide: bool = False) -> list[Quanti
         if currency:
             unit = UNITS[text[start - 1]] if text[start - 1] in _SIGNS else "usd"
             unit_text = currency.group(0).strip()
-        if unit == "yr" and text[end:after].strip() == "年" and factor == 1 and 1000 <= value <= 2100:
-            unit = None  # "2011年" is the year 2011, not 2011 years
+        if (unit == "yr" and text[end:after].strip() == "年" and factor == 1 and 1000 <= value <= 2100
+                and not CN_PLACE.search(text[start:end])):
+            unit = None  # "2011年", "二〇一一年" are the year 2011; "千年" and "两千年" are years counted
         found.append(Quantity(value * factor, unit, text[start:after].strip(), start, after, precision * factor,
                               written, unit_text if unit else ""))
         taken.append((start, after))
     return sorted(found, key=lambda q: q.start)
+
+
+def _cn_numeral_is_number(text: str, m: re.Match[str]) -> bool:
+    """Whether a run of Chinese numerals is a number: one that reads as a number on its own ("三千五百万",
+    "十五", "三点五", "二〇二三"), or any run before a measure word or a unit or after 第; not a character
+    of a word ("千山翠", "万一", "十分", "四大", "统一六国")."""
+    s = m.group(0)
+    if s in ("一", "两"):
+        return _CN_ONE_MEASURE.match(text, m.end()) is not None
+    if len(s) == 2 and all(c in _CN_DIGITS for c in s):  # "一一" (one by one), "统一六国", "五六个" (five or six)
+        return False
+    if _CN_MEASURE.match(text, m.end()) or text[max(0, m.start() - 1):m.start()] == "第":
+        return True
+    # on its own, a run led by a digit or 十 with a place value or a decimal point ("十五", "三千五百万",
+    # "三点五"), or a year's digits ("二〇二三"); a run led by a place value ("百万", "万一") needs a measure
+    return (len(s) > 1 and (s[0] in _CN_DIGITS or s[0] == "十")
+            and (CN_PLACE.search(s) is not None or "点" in s or len(s) > 2))
 
 
 def evidence_quantities(text: str) -> list[Quantity]:
