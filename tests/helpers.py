@@ -1,4 +1,5 @@
-"""Test helpers: tiny case builders and a judge defined by supporting passage sets."""
+"""Test helpers: tiny case builders, a judge defined by supporting passage sets, and the curated labels
+as a model-like judge unsure of chosen pairs."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import json
 from collections.abc import Sequence
 
 from citeaudit.files.loading import parse_cases
+from citeaudit.judges import CuratedJudge
 from citeaudit.records import Judgment, SourcePassage
 
 
@@ -29,6 +31,26 @@ class SetJudge:
         if any(s <= ids for s in self.supports.get(text, [])):
             return Judgment(label="full", judge=self.signature)
         return Judgment(label="none", judge=self.signature)
+
+
+class LabelsUnsureOf:
+    """The curated labels as a model-like judge: sure of each labelled pair (p(support) 0.95 for `full`,
+    0.05 otherwise), except the (claim, passage ids) pairs in `unsure`, where its best guess is the label at
+    p(support) 0.62, inside the model judge's uncertain band (0.5 ± 0.13)."""
+
+    name = "labels-unsure"
+    signature = "labels-unsure@test"
+
+    def __init__(self, cases, unsure=()):
+        self.curated = CuratedJudge.from_cases(cases)
+        self.unsure = {(text, frozenset(ids)) for text, ids in unsure}
+
+    def judge(self, text, passages):
+        judged = self.curated.judge(text, passages)  # UnlabelledPair where the labels say nothing
+        unsure = (text, frozenset(p.id for p in passages)) in self.unsure
+        p = 0.62 if unsure else 0.95 if judged.label == "full" else 0.05
+        return judged.model_copy(update={"judge": self.signature, "scores": {"support": p},
+                                         "uncertain": True if unsure else None})
 
 
 def make_case(statements: list[dict], *, sources=("S1", "S2", "S3"), facts=(), answers_extra=(), **extra) -> dict:

@@ -562,17 +562,33 @@ def _desk_of(judge, **options):
     return session, TestClient(create_app(session), base_url=DESK)
 
 
-def test_an_uncertain_candidate_is_never_offered():
+def test_an_uncertain_candidate_is_never_offered_to_apply():
     _, client = _desk_of(UnsureOfTheWindow({"S1"}))
     (claim,) = (found := _suggestion(client, "original", 0))["claims"]
     # S1, the first candidate, is passed over: S6 gives the window too, and the judge is sure of it
     assert (claim["note"], claim["suggested"], claim["unsure"]) == ("cite S6 instead of S2", ["S6"], 1)
     assert found["citations"] == ["S6"]
-    # unsure of both: nothing is offered, and the page is told why
+    # unsure of both: nothing to apply; S1, which the judge leans to, is shown to review
     _, client = _desk_of(UnsureOfTheWindow({"S1", "S6"}))
     (claim,) = (found := _suggestion(client, "original", 0))["claims"]
-    assert (claim["action"], claim["suggested"], found["citations"]) == ("none_found", None, None)
-    assert claim["note"].startswith("no supporting passage found") and "2 the judge was unsure of, not offered" in claim["note"]
+    assert (claim["action"], claim["suggested"], found["citations"]) == ("review", None, None)
+    assert claim["note"] == "review S1: the judge is unsure whether it supports the claim"
+    assert [p["id"] for p in claim["evidence"]] == ["S1"] and claim["confidence"] == "full (p(support) 0.55, unsure)"
+
+
+def test_a_suggestion_for_a_citation_the_judge_is_unsure_of_is_a_review_never_a_swap():
+    """The Repaired answer's C1 cites S1, which gives the window; a judge unsure of S1 gets no "cite S6
+    instead of S1": sure of S6, it adds S6 beside S1; unsure of S6 too, S1 is to review, and the page has
+    nothing to apply."""
+    _, client = _desk_of(UnsureOfTheWindow({"S1"}))
+    (claim,) = (found := _suggestion(client, "repaired", 0))["claims"]
+    assert (claim["action"], claim["note"], found["citations"]) == (
+        "add", "add S6 (S1 kept: the judge is unsure of it)", ["S1", "S6"])
+    _, client = _desk_of(UnsureOfTheWindow({"S1", "S6"}))
+    (claim,) = (found := _suggestion(client, "repaired", 0))["claims"]
+    assert (claim["action"], claim["suggested"], found["citations"], found["not_applied"]) == ("review", None, None, None)
+    assert claim["note"] == "review S1: the judge is unsure whether it supports the claim"
+    assert claim["evidence"][0]["text"] == "Standard items can be returned up to 30 days after delivery."
 
 
 def test_a_suggestion_is_searched_when_asked_recorded_in_the_store_and_kept_until_the_case_changes(tmp_path):

@@ -384,6 +384,38 @@ def test_a_suggestion_applies_from_the_keyboard_and_none_is_offered_where_nothin
     figures(page, "0/1", "0/2")
 
 
+def test_a_suggestion_the_judge_is_unsure_of_is_shown_to_review_and_cannot_be_applied(chromium):
+    """The Repaired answer's C1 cites S1, which gives the window; a judge unsure of S1 and of S6 offers no
+    swap: S1 is shown to review, with its verdict, and neither a click nor `a` changes the citations."""
+    from citeaudit.desk import DeskSession
+    from citeaudit.examples import load_example
+    from helpers import LabelsUnsureOf
+
+    cases = load_example("returns_desk.json")
+    window = "Standard items may be returned within 30 days of delivery."
+    judge = LabelsUnsureOf(cases, [(window, ["S1"]), (window, ["S6"])])
+    with serve(DeskSession([rc.case for rc in cases], judge=judge)) as url, open_page(chromium, url) as page:
+        page.select_option("#answer-select", "repaired")
+        settled(page)
+        select(page, 0)
+        expect(page.locator("#suggestion")).to_have_attribute("data-state", "ready")
+        expect(page.locator("#suggestion-note-0")).to_have_text(
+            "review S1: the judge is unsure whether it supports the claim")
+        expect(page.locator("#suggestion-0")).to_have_attribute("data-action", "review")
+        expect(page.locator("#suggestion .suggested-passage blockquote")).to_have_text(
+            "Standard items can be returned up to 30 days after delivery.")
+        expect(page.locator("#suggestion-judgment-0")).to_contain_text("The judge's verdict: full (p(support) 0.62, unsure)")
+        expect(page.locator("#suggestion-review-0")).to_have_text(
+            "Nothing to apply: read the passage and decide; the boxes below change the citations.")
+        expect(page.locator("#apply-suggestion")).to_have_count(0)
+        page.locator("#st-0").focus()
+        page.keyboard.press("a")
+        expect(page.locator("#status")).to_have_text(
+            "Nothing to apply to C1 — review S1: the judge is unsure whether it supports the claim.")
+        expect(page.locator("#inspector-citations")).to_have_text("S1")
+        expect(page.locator("#cite-S1")).to_be_checked()
+        expect(page.locator("#cite-S6")).not_to_be_checked()
+
 def test_a_passage_with_markup_is_shown_as_text(chromium, tmp_path):
     case = {
         "id": "xss", "question": f"Is {XSS} safe?",

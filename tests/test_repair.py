@@ -13,14 +13,14 @@ import pytest
 
 from citeaudit.cli import main
 from citeaudit.examples import example_text, load_example
-from citeaudit.judges import Judgments, JudgmentStore
+from citeaudit.judges import Judgments, JudgmentStore, judgment_source
 from citeaudit.metrics import Settings
 from citeaudit.metrics import names as N
 from citeaudit.records import Judgment
 from citeaudit.run.log import read_runlog
 from citeaudit.run.repair import RepairOptions, Repairer, repair_cases, repair_settings
 
-from helpers import SetJudge, load, make_case
+from helpers import LabelsUnsureOf, SetJudge, load, make_case
 
 WINDOW = "Standard items may be returned within 30 days of delivery."
 JOINT = "Standard items may be returned within 30 days of delivery with a receipt."
@@ -174,14 +174,95 @@ class UnsureJudge:
         return Judgment(label="full" if ids & self.full else "none", judge=self.signature)
 
 
-def test_an_uncertain_judgment_is_never_offered():
+def test_an_uncertain_judgment_is_never_applied():
     (rc,) = load(make_case([{"id": "C1", "text": "Alpha holds.", "citations": []}], sources=("S1", "S2", "S3")))
-    for full, expected in (({"S3"}, ("add", ["S3"])), (set(), ("none_found", None))):
+    # unsure of S1 and S2: S3, which the judge is sure of, is added; with none sure, S1 is to review
+    for full, expected in (({"S3"}, ("add", ["S3"])), (set(), ("review", None))):
         judgments = Judgments(UnsureJudge(full, unsure={"S1", "S2"}))
         repaired = repair_cases([rc], judgments, repair_settings(Settings()))
         (repair,) = repaired.repairs[("t", "a")].values()
         assert (repair.action, repair.suggested) == expected
         assert repair.unsure == 2 and repaired.unsure == 2
+        assert repaired.cases[0].answers[0].statements[0].citations == (["S3"] if full else [])
+    assert ([e.id for e in repair.evidence], repair.judgment.uncertain) == (["S1"], True)
+
+
+def _window_repair(answer: str, unsure) -> object:
+    """The repair of the returns desk's claim of the 30-day window in `answer`, with `LabelsUnsureOf`."""
+    cases = load_example("returns_desk.json")
+    judge = LabelsUnsureOf(cases, [(WINDOW, [p]) for p in unsure])
+    repaired = repair_cases(cases, Judgments(judge), repair_settings(Settings()))
+    return repaired.repairs[("returns-desk", answer)][(0, 0)], repaired
+
+
+ADD_S6 = "add S6 (S1 kept: the judge is unsure of it)"
+REVIEW_S1 = "review S1: the judge is unsure whether it supports the claim"
+
+
+@pytest.mark.parametrize("answer, unsure, expected", [
+    # S1 gives the window (labelled full), but the judge is unsure of it: kept, and S6, which it is sure of, added
+    ("repaired", {"S1"}, ("add", ["S1", "S6"], ADD_S6, ["S1", "S6"])),
+    # unsure of S6 too: nothing it is sure of, so S1 is to review, never swapped
+    ("repaired", {"S1", "S6"}, ("review", None, REVIEW_S1, ["S1"])),
+    # sure that S2 does not give the window, and that S1 does: cite S1 instead
+    ("original", set(), ("replace", ["S1"], "cite S1 instead of S2", ["S1"])),
+    # sure that S2 does not, unsure of S1 and S6: S1 is to review, S2 stays
+    ("original", {"S1", "S6"}, ("review", None, REVIEW_S1, ["S1"])),
+])
+def test_a_citation_is_swapped_only_for_one_the_judge_is_sure_of_when_it_is_sure_the_cited_fails(
+        answer, unsure, expected):
+    repair, repaired = _window_repair(answer, unsure)
+    assert (repair.action, repair.suggested, repair.note, [e.id for e in repair.evidence]) == expected
+    cites = next(a for a in repaired.cases[0].answers if a.id == answer).statements[0].citations
+    assert cites == (repair.suggested or repair.original)  # a review changes nothing
+
+
+def test_a_review_is_shown_with_its_passage_and_the_judge_s_doubt_and_changes_nothing():
+    from citeaudit.report.repairs import render_repairs, repair_line
+
+    repair, repaired = _window_repair("original", {"S1", "S6"})
+    assert repair_line(repair) == (f"{REVIEW_S1} (it cites S2: none); judged full (p(support) 0.62, unsure); "
+                                   "nothing applied: a person reads it and decides")  # the HTML report's line
+    text = render_repairs(repaired, "labels-unsure@test")
+    assert ("  C1: 'Standard items may be returned within 30 days of delivery.' cites S2: none\n"
+            f"    {REVIEW_S1} (nothing applied: a person reads it and decides)\n"
+            "      S1 (version sachin-demo-v1, characters 0-60)\n"
+            "      judged full (p(support) 0.62, unsure) — S1 gives the same item category") in text
+    assert "claims: 1 with a suggestion (add 1); 1 with no supporting passage found; 0 not searched (budget " \
+           "spent); 2 to review (the judge is not sure: nothing applied)" in text  # Repaired C1 cites S1
+    assert repaired.runlog().results.answers[0].claims[0].repair.action == "review"
+
+def test_a_cited_passage_the_judge_finds_partial_stays_beside_the_one_added():
+    labels = [{"claim": "Alpha holds.", "passages": ids, "label": label}
+              for ids, label in ((["S1"], "partial"), (["S2"], "full"), (["S1", "S2"], "full"), (["S3"], "none"))]
+    cases = load(make_case([{"id": "C1", "text": "Alpha holds.", "citations": ["S1"]}], labels=labels))
+    repaired = repair_cases(cases, Judgments(LabelsUnsureOf(cases)), repair_settings(Settings()))
+    (repair,) = repaired.repairs[("t", "a")].values()
+    assert (repair.action, repair.suggested, repair.note) == (
+        "add", ["S1", "S2"], "add S2 (S1 kept: the judge finds it partial)")
+
+
+EXAMPLES_LABELLED = ("returns_desk.json", "p7_archive.json", "manual_audit.json")
+
+
+def test_no_citation_the_labels_call_supporting_is_taken_away_when_the_judge_is_unsure_of_it():
+    """Every claim of the worked examples whose cited passages the curated labels call `full` or `partial`,
+    judged by a judge unsure of exactly those cited sets: its citations all stay in what is suggested."""
+    cases = [rc for name in EXAMPLES_LABELLED for rc in load_example(name)]
+    before = repair_cases(cases, judgment_source("curated", cases), repair_settings(Settings())).before
+    supported = {(r.case_id, r.answer_id, c.statement, c.index): c for r in before.answers for c in r.claims
+                 if c.label in ("full", "partial")}
+    judge = LabelsUnsureOf(cases, [(c.text, c.citations) for c in supported.values()])
+    repaired = repair_cases(cases, Judgments(judge), repair_settings(Settings()))
+    found = {(case, answer, *at): r for (case, answer), repairs in repaired.repairs.items() for at, r in repairs.items()}
+    touched = {key: found[key] for key in supported if key in found}
+    assert len(touched) >= 5  # the unsure ones are searched, not left alone
+    for key, repair in touched.items():
+        assert repair.action != "replace", (key, repair.note)
+        assert set(repair.original) <= set(repair.suggested or repair.original), (key, repair.note)
+    # nothing it is sure of to cite with them: each is to review, none changed
+    assert {r.action for r in touched.values()} == {"review"}
+    assert all(r.suggested is None and r.judgment.uncertain for r in touched.values() if "together" not in r.note)
 
 
 def test_an_abstention_gets_no_suggestion_and_keeps_zero_coverage():
@@ -321,6 +402,18 @@ def test_verify_keeps_a_claim_with_a_corrected_citation(runner, desk):
     assert "The sources do not establish that standard items may be returned" in dropped.output
     assert "kept with" not in dropped.output
 
+
+def test_verify_never_swaps_a_citation_the_judge_is_unsure_of():
+    from citeaudit.run.verify import verify_case
+
+    (rc,) = load_example("returns_desk.json")
+    # unsure of S1, which gives the window, and sure of S6: kept with both, not "with S6 instead of S1"
+    (gap,) = (result := verify_case(rc, "repaired", LabelsUnsureOf([rc], [(WINDOW, ["S1"])]))).gaps
+    assert gap.kept and gap.sentence == "Standard items may be returned within 30 days of delivery [S1, S6]."
+    assert "    kept with S6 added: S1 (version sachin-demo-v1, characters 0-60); S6 (" in result.render()
+    # unsure of S6 too: nothing it is sure of, so the claim is not kept with another citation
+    (gap,) = verify_case(rc, "repaired", LabelsUnsureOf([rc], [(WINDOW, ["S1"]), (WINDOW, ["S6"])])).gaps
+    assert not gap.kept and gap.sentence.startswith("The sources could not be confirmed to establish that standard")
 
 def test_a_verification_with_a_kept_claim_round_trips_as_json():
     from citeaudit import Verification

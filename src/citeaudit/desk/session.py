@@ -603,13 +603,15 @@ class DeskSession:
 def _suggested(rc: ResolvedCase, claim: ClaimResult, found: ClaimRepair | None) -> dict[str, Any]:
     """One claim's suggestion as the inspector shows it: the action and its note ("cite S1 instead of S2"),
     each passage of the proposed set (with its version and span, folded as a cited passage is, around the
-    judgment's evidence span), and the judge's label with its confidence; or why nothing is proposed."""
+    judgment's evidence span), and the judge's label with its confidence; or why nothing is proposed. A
+    review ("review S1: the judge is unsure…") shows its passages and judgment the same way, with nothing
+    to apply (`suggested` None)."""
     item = {"claim": claim.index, "id": claim.id, "text": clip_text(claim.text), "cites": claim.citations,
             "label": claim.label, "suggested": None}
     if found is None:
         return {**item, "action": None, "note": NOT_JUDGED if claim.judgment is None else NOTHING_TO_REPAIR}
     item |= {"action": found.action, "searched": found.searched, "skipped": found.skipped, "unsure": found.unsure}
-    if found.suggested is None:
+    if found.judgment is None:
         return {**item, "note": unrepaired_text(found)}
     judgment = found.judgment.model_dump(mode="json")
     spans = [judgment["evidence"]] if judgment.get("evidence") else []

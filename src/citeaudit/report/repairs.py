@@ -14,6 +14,7 @@ from citeaudit.run.results import ClaimRepair
 MEASURES = (N.CITATION_RECALL, N.CITATION_PRECISION, N.SUPPORT, N.COVERAGE)
 ACTION_NAMES = {"replace": "cite instead", "add": "add", "drop": "drop"}
 LEFT_FOR = "left as it is, a job for the retriever or the writer"
+NOT_APPLIED = "nothing applied: a person reads it and decides"
 
 
 def claim_name(claim: Any) -> str:
@@ -29,6 +30,8 @@ def _unrepaired(repair: ClaimRepair) -> str:
 def repair_line(repair: ClaimRepair) -> str:
     """One line for a claim's detail: what was done, from what, and the judge's verdict on it."""
     cited = ", ".join(repair.original) or "nothing"
+    if repair.action == "review":
+        return f"{repair.note} (it cites {cited}: {repair.label}); judged {confidence(repair.judgment)}; {NOT_APPLIED}"
     if repair.suggested is None:
         return f"{_unrepaired(repair)} (it cites {cited}: {repair.label})"
     return f"{repair.note} (it cited {cited}: {repair.label}); the judge finds the new set {confidence(repair.judgment)}"
@@ -38,15 +41,15 @@ def unrepaired_text(repair: ClaimRepair) -> str:
     """Why a claim has no suggestion, what that leaves to do, and the candidate sets passed over (the
     report's line, and the desk's)."""
     counted = [f"{repair.skipped} without a label or recorded judgment, skipped" if repair.skipped else "",
-               f"{repair.unsure} the judge was unsure of, not offered" if repair.unsure else ""]
+               f"{repair.unsure} the judge was unsure of, not applied" if repair.unsure else ""]
     counted = [c for c in counted if c]
     return _unrepaired(repair) + (f" (candidate sets: {'; '.join(counted)})" if counted else "")
 
 
 def _repair_lines(repair: ClaimRepair) -> list[str]:
-    if repair.suggested is None:
+    if repair.judgment is None:  # nothing proposed, nothing to review
         return [unrepaired_text(repair)]
-    lines = [repair.note]
+    lines = [repair.note + (f" ({NOT_APPLIED})" if repair.action == "review" else "")]
     for ref in repair.evidence:
         lines.append(f"  {place(ref.id, ref.doc, ref.version, ref.span[0], ref.span[1])}")
     why = f" — {repair.judgment.explanation}" if repair.judgment.explanation else ""
@@ -101,10 +104,11 @@ def render_repairs(repaired: Repaired, judge: str) -> str:
     kinds = ", ".join(f"{ACTION_NAMES[a]} {actions[a]}" for a in ACTION_NAMES if actions[a])
     lines += ["", f"claims: {proposed} with a suggestion{f' ({kinds})' if kinds else ''}; "
                   f"{actions['none_found']} with no supporting passage found; "
-                  f"{actions['budget_spent']} not searched (budget spent)",
+                  f"{actions['budget_spent']} not searched (budget spent); "
+                  f"{actions['review']} to review (the judge is not sure: nothing applied)",
               f"search: {repaired.searched} judgments read of a budget of {repaired.options.budget}; candidate "
               f"sets: {repaired.skipped} without a label or recorded judgment, skipped (never guessed); "
-              f"{repaired.unsure} the judge was unsure of (never offered)",
+              f"{repaired.unsure} the judge was unsure of (never applied)",
               f"judge: asked {repaired.asked} new pair{'s' if repaired.asked != 1 else ''}, scoring before and "
               "after included (the rest were read from the run log, --store or memory)", ""]
     lines += _figure_lines(repaired)

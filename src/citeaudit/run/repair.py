@@ -17,9 +17,14 @@ For a claim its citations support, a citation that earns no credit under ALCE's 
 not support the claim, and the others do without it) is proposed for dropping; the set kept is
 confirmed by the judge first.
 
+A citation is taken away only when the judge is sure it does not support the claim (a decided `none` or
+`contradicts`): one it is unsure of, or finds `partial`, stays, and the passage found is added beside it.
+When the judge is sure of no set, the set it leans to (an uncertain `full`), or else the claim's own
+citations when it is unsure of them, is proposed for review: shown, never applied.
+
 What is never done: a label guessed. A candidate set the curated judge has no label for, or a replay
 has no recorded judgment for, is skipped and counted; a judgment the judge is unsure of is counted and
-never offered. A claim nothing supports is left as it is ("no supporting passage found": a job for the
+never applied. A claim nothing supports is left as it is ("no supporting passage found": a job for the
 retriever or the writer). An answer that makes no claim (an abstention) gets no suggestion.
 
 Cost. Every judgment the search reads counts against `budget`, whether the judge gives it or a store or
@@ -210,12 +215,10 @@ class Repairer:
         found = self._trim(rc, claim, checks, tally) if claim.supported else self._search(rc, claim, tally)
         if found is None:
             return None
-        return self._record(rc, claim, (None, BUDGET_SPENT) if tally.spent else found, tally)
-
-    # each returns (passage ids, their judgment) when a set is found, else (None, why)
+        return self._record(rc, claim, _Found(why=BUDGET_SPENT) if tally.spent else found, tally)
 
     def _trim(self, rc: ResolvedCase, claim: ClaimResult, checks: list[CitationCheck] | None,
-              tally: _Tally) -> tuple[list[str] | None, Judgment | str] | None:
+              tally: _Tally) -> _Found | None:
         """A supported claim without its citations that earn no precision credit; None when every one earns it."""
         cited = list(dict.fromkeys(claim.citations))
         read = self._reader(tally)
@@ -223,7 +226,7 @@ class Repairer:
         if checks is None:
             _, checks = citation_checks(source, claim.text, rc.cited(cited), CHECKING)
         if tally.spent:
-            return None, BUDGET_SPENT
+            return _Found(why=BUDGET_SPENT)
         if checks is None or all(c.precise for c in checks):
             return None
         kept = list(dict.fromkeys(c.id for c in checks if c.precise))
@@ -232,23 +235,26 @@ class Repairer:
             if judged is not None and judged.supports:
                 _, kept_checks = citation_checks(source, claim.text, rc.cited(kept), CHECKING)
                 if kept_checks is not None and all(c.precise for c in kept_checks):
-                    return kept, judged
+                    return _Found(kept, judged)
         return self._search(rc, claim, tally)
 
-    def _search(self, rc: ResolvedCase, claim: ClaimResult, tally: _Tally) -> tuple[list[str] | None, Judgment | str]:
-        """The smallest set the judge finds supports the claim: one passage, else a pair."""
+    def _search(self, rc: ResolvedCase, claim: ClaimResult, tally: _Tally) -> _Found:
+        """The smallest set the judge finds supports the claim: one passage, else a pair; then the claim's
+        citations it is not sure fail are kept beside it (`_keeping`). None found: a set to review, or nothing."""
         cited = list(dict.fromkeys(claim.citations))
         read = self._reader(tally)
         known: dict[str, Judgment | None] = {}
         if len(cited) == 1:
             known[cited[0]] = claim.judgment  # its own judgment is that passage's alone
+        leaning: _Found | None = None  # the first set the judge leans to, unsure: to review when none is sure
         singles = [p for p in self._ranked(rc, claim.text, cited) if p not in known][: self.options.candidates]
         for pid in singles:
             judged = known[pid] = read(claim.text, rc.cited([pid]))
             if tally.spent:
-                return None, BUDGET_SPENT
+                return _Found(why=BUDGET_SPENT)
             if judged is not None and judged.supports:
-                return [pid], judged
+                return self._keeping(rc, claim, cited, known, _Found([pid], judged), read, tally)
+            leaning = leaning or _leaning([pid], judged)
         # No passage supports it alone: two that each support part of it may, together.
         members = [p for p in dict.fromkeys([*cited, *singles])
                    if decided(known.get(p)) and known[p].label != "contradicts"]
@@ -259,10 +265,45 @@ class Repairer:
             ids = [p for p in cited if p in pair] + [p for p in pair if p not in cited]
             judged = read(claim.text, rc.cited(ids))
             if tally.spent:
-                return None, BUDGET_SPENT
+                return _Found(why=BUDGET_SPENT)
             if judged is not None and judged.supports:
-                return ids, judged
-        return None, NONE_FOUND
+                return self._keeping(rc, claim, cited, known, _Found(ids, judged), read, tally)
+            leaning = leaning or _leaning(ids, judged)
+        if claim.judgment.uncertain:  # the decision on what it cites comes first
+            return _Found(cited, claim.judgment, review=True)
+        return (None if claim.supported else leaning) or _Found()  # a supported claim's trim reviews nothing
+
+    def _keeping(self, rc: ResolvedCase, claim: ClaimResult, cited: list[str], known: dict[str, Judgment | None],
+                 found: _Found, read, tally: _Tally) -> _Found:
+        """The set found, with each of the claim's citations it leaves out kept beside it unless the judge is
+        sure that citation does not support the claim (alone `none` or `contradicts`, in a cited set it is
+        sure of). A set so grown is judged again: proposed when the judge is sure it supports; else to review,
+        with the judgment of the set found."""
+        kept: dict[str, str] = {}
+        for pid in (p for p in cited if p not in found.ids):
+            if not decided(claim.judgment):
+                kept[pid] = UNSURE
+                continue
+            if pid not in known:
+                known[pid] = read(claim.text, rc.cited([pid]))
+                if tally.spent:
+                    return _Found(why=BUDGET_SPENT)
+            why = _kept_because(known[pid])
+            if why:
+                kept[pid] = why
+        if not kept:
+            return found
+        ids = [p for p in cited if p in found.ids or p in kept] + [p for p in found.ids if p not in cited]
+        if ids == cited and claim.supported:
+            return _Found()  # all it leaves out stays: nothing the judge is sure of to change
+        judged = claim.judgment if ids == cited else read(claim.text, rc.cited(ids))
+        if tally.spent:
+            return _Found(why=BUDGET_SPENT)
+        if ids != cited and judged is not None and judged.supports:
+            return _Found(ids, judged, kept=kept)
+        agree = "supports" if len(found.ids) == 1 else "support"
+        return _Found(ids, found.judgment, review=True, note=f"the judge finds {', '.join(found.ids)} {agree} the "
+                      f"claim, but is not sure that {', '.join(ids)} together do")
 
     def _ranked(self, rc: ResolvedCase, text: str, cited: list[str]) -> list[str]:
         """The case's passages in the order the search tries them: the claim's own citations when it cites
@@ -308,14 +349,19 @@ class Repairer:
             return judged
         return read
 
-    def _record(self, rc: ResolvedCase, claim: ClaimResult, found: tuple[list[str] | None, Judgment | str],
-                tally: _Tally) -> ClaimRepair:
-        ids, judged = found
+    def _record(self, rc: ResolvedCase, claim: ClaimResult, found: _Found, tally: _Tally) -> ClaimRepair:
+        ids, judged = found.ids, found.judgment
         original = list(claim.citations)
         base = dict(original=original, label=claim.label, searched=tally.searched, skipped=tally.skipped,
                     unsure=tally.unsure)
         if ids is None:
-            return ClaimRepair(action="budget_spent" if judged == BUDGET_SPENT else "none_found", note=judged, **base)
+            return ClaimRepair(action="budget_spent" if found.why == BUDGET_SPENT else "none_found", note=found.why,
+                               **base)
+        shown = dict(judgment=judged.model_dump(exclude_none=True),
+                     evidence=[PassageRef(**rc.passages[p].identity()) for p in ids])
+        if found.review:  # shown, never applied: `suggested` stays None
+            return ClaimRepair(action="review", note=f"review {', '.join(ids)}: {found.note or _unsure_of(ids)}",
+                               **shown, **base)
         added = ", ".join(p for p in ids if p not in original)
         removed = ", ".join(p for p in original if p not in ids)
         if added and removed:
@@ -324,8 +370,51 @@ class Repairer:
             action, note = "add", f"add {added}"
         else:
             action, note = "drop", f"drop {removed}" + (" (not needed)" if claim.supported else "")
-        return ClaimRepair(action=action, note=note, suggested=ids, judgment=judged.model_dump(exclude_none=True),
-                           evidence=[PassageRef(**rc.passages[p].identity()) for p in ids], **base)
+        if found.kept:
+            by_why: dict[str, list[str]] = defaultdict(list)
+            for pid, why in found.kept.items():
+                by_why[why].append(pid)
+            note += " (" + "; ".join(f"{', '.join(pids)} kept: {why}" for why, pids in by_why.items()) + ")"
+        return ClaimRepair(action=action, note=note, suggested=ids, **shown, **base)
+
+
+# Why a citation the set found leaves out is kept beside it (`Repairer._keeping`).
+UNSURE = "the judge is unsure of it"
+UNJUDGED = "not judged alone"
+
+
+@dataclass(frozen=True)
+class _Found:
+    """What the search of one claim ends with: a set to propose (with the citations kept beside the set
+    found, each with why), a set to review (shown, never applied), or nothing (`why`)."""
+
+    ids: list[str] | None = None
+    judgment: Judgment | None = None
+    review: bool = False
+    kept: dict[str, str] = field(default_factory=dict)
+    note: str | None = None  # a review's reason, when not that the judge is unsure of the set
+    why: str = NONE_FOUND
+
+
+def _leaning(ids: list[str], judged: Judgment | None) -> _Found | None:
+    """A set the judge leans to support but is unsure of (an uncertain `full`): one to review."""
+    leans = judged is not None and judged.uncertain and judged.label == "full"
+    return _Found(ids, judged, review=True) if leans else None
+
+
+def _kept_because(alone: Judgment | None) -> str | None:
+    """Why a citation stays although the set found does without it; None when the judge is sure it does
+    not support the claim (`none`, `contradicts`): only then may it go."""
+    if alone is None:
+        return UNJUDGED
+    if alone.uncertain:
+        return UNSURE
+    return None if alone.label in ("none", "contradicts") else f"the judge finds it {alone.label}"
+
+
+def _unsure_of(ids: Sequence[str]) -> str:
+    """Why a set the judge is unsure of is to review, not applied."""
+    return f"the judge is unsure whether {'they support' if len(ids) > 1 else 'it supports'} the claim"
 
 
 class _Source:
@@ -351,12 +440,13 @@ def kept_note(repair: ClaimRepair) -> str:
 
 
 def confidence(judgment: Judgment | Any) -> str:
-    """"full (p(support) 0.93)": the label, and the judge's score for it where it gives one."""
+    """"full (p(support) 0.93)": the label, and the judge's score for it where it gives one; "full (p(support)
+    0.55, unsure)" for a judgment in the judge's uncertain band (a review's)."""
     scores = judgment.scores or {}
-    for key, shown in (("support", "p(support)"), ("full", "p(full)"), ("similarity", "similarity")):
-        if key in scores:
-            return f"{judgment.label} ({shown} {scores[key]:.2f})"
-    return judgment.label
+    said = [f"{shown} {scores[key]:.2f}" for key, shown in (("support", "p(support)"), ("full", "p(full)"),
+                                                           ("similarity", "similarity")) if key in scores][:1]
+    said += ["unsure"] if judgment.uncertain else []
+    return f"{judgment.label} ({', '.join(said)})" if said else judgment.label
 
 
 def place(passage: str, doc: str, version: str | None, start: int, end: int) -> str:

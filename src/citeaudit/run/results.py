@@ -76,23 +76,24 @@ class PassageRef(_Log):
     sha256: str
 
 
-RepairAction = Literal["replace", "add", "drop", "none_found", "budget_spent"]
+RepairAction = Literal["replace", "add", "drop", "review", "none_found", "budget_spent"]
 
 
 class ClaimRepair(_Log):
     """What `citeaudit repair` found for one claim (run/repair.py): the citations the answer gave, the set
-    proposed with the passages it names and the judge's judgment of it, or why nothing is proposed."""
+    proposed with the passages it names and the judge's judgment of it, a set to review (`review`: the
+    judge is not sure of it; shown, never applied), or why nothing is proposed."""
 
     action: RepairAction
-    note: str  # "cite S1 instead of S2", "add S3", "drop S2, S3 (not needed)", "no supporting passage found"
+    note: str  # "cite S1 instead of S2", "add S3", "drop S2, S3 (not needed)", "review S1: …", "no supporting …"
     original: list[str]  # the claim's citations as the answer gave them
     label: str  # the original citations' label: partial, none, contradicts, uncertain (full: a trim)
-    suggested: list[str] | None = _omit_none()  # None: nothing proposed
-    evidence: list[PassageRef] = Field(default_factory=list)  # each suggested passage, exactly
-    judgment: ShownJudgment | None = _omit_none()  # the judge's judgment of the suggested set
+    suggested: list[str] | None = _omit_none()  # None: nothing proposed (a review proposes nothing)
+    evidence: list[PassageRef] = Field(default_factory=list)  # each suggested passage (a review's: each to look at)
+    judgment: ShownJudgment | None = _omit_none()  # of the suggested set (a review's: of the set its note names)
     searched: int = 0  # judgments the search read for this claim
     skipped: int = 0  # candidate sets without a label or recorded judgment: skipped, never guessed
-    unsure: int = 0  # candidate sets the judge was unsure of: never offered
+    unsure: int = 0  # candidate sets the judge was unsure of: never applied
 
     @property
     def added(self) -> list[str]:

@@ -286,6 +286,8 @@ const actions = {
     if (!st) return;
     const found = suggestionOf(index);
     const s = found && found.state === "ready" ? found.data : null;
+    const review = s && !s.claims.some((c) => c.suggested) && s.claims.find((c) => c.action === "review");
+    if (review) { showStatus(`Nothing to apply to ${statementName(st)} — ${review.note}.`); return; }
     if (!s || !s.citations) { showStatus(`No suggested repair to apply to ${statementName(st)}.`); return; }
     const where = ids();
     const note = s.claims.find((c) => c.suggested).note;

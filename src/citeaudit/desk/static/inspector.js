@@ -191,8 +191,11 @@ export function suggestionSection(st, found, on) {
   }, h("h4", { id: "suggestion-heading" }, "Suggested repair"), body);
 }
 
+/** One claim's suggestion; a review (the judge not sure: `suggested` null) shows its passages and verdict,
+ * to read, with nothing to apply. */
 function suggestedClaim(c, several) {
   const j = c.judgment;
+  const review = c.action === "review";
   return h("div", { class: "suggested-claim", id: `suggestion-${c.claim}`, dataset: { action: c.action || "none" } },
     several ? h("p", { class: "claim-text" }, `Claim ${c.claim + 1}: ${c.text}`) : null,
     h("p", { class: "suggestion-note", id: `suggestion-note-${c.claim}` }, c.note),
@@ -202,7 +205,10 @@ function suggestedClaim(c, several) {
         h("span", { class: "muted" }, `${p.doc !== p.id ? `document ${p.doc} · ` : ""}version ${p.version || "none"} · span ${p.span.start}–${p.span.end}`)),
       h("blockquote", { class: "passage-text" }, passageText(p, spanIn(p, [j && j.evidence]))))),
     j ? h("p", { class: "judgment", id: `suggestion-judgment-${c.claim}` },
-      "The judge finds the new set ", h("span", { class: `badge ${labelClass(j)}` }, c.confidence), " ",
+      review ? "The judge's verdict: " : "The judge finds the new set ",
+      h("span", { class: `badge ${labelClass(j)}` }, c.confidence), " ",
       h("span", { class: "muted" }, "by "), h("span", { class: "muted signature", title: j.judge }, j.judge),
-      j.explanation ? h("span", { class: "explanation" }, [h("br"), j.explanation]) : null) : null);
+      j.explanation ? h("span", { class: "explanation" }, [h("br"), j.explanation]) : null) : null,
+    review ? h("p", { class: "muted", id: `suggestion-review-${c.claim}` },
+      "Nothing to apply: read the passage and decide; the boxes below change the citations.") : null);
 }
