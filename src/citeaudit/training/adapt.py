@@ -59,6 +59,7 @@ from citeaudit.judges.model import ModelJudge, is_chinese, model_dir
 from citeaudit.judges.spec import MODEL_UNCERTAIN_BAND, ZH_EMBEDDING_THRESHOLD
 from citeaudit.records import Judgment, directory_sha256, file_sha256
 from citeaudit.stats import best_threshold, metrics
+from citeaudit.training import seen_claims
 from citeaudit.training.anchor import ANCHOR_FILE, REPLAY_FILE, read_examples
 from citeaudit.training.config import LABEL2ID
 
@@ -807,6 +808,8 @@ def cross_validate(adapter: Adapter, team: TeamLabels, chinese_of: Sequence[bool
             continue
         out[route] = {name: figures([rows[i].label for i in ix], [judged[i] for i in ix], s.resamples, s.seed)
                       for name, judged in columns.items() if not (route == "chinese" and name == "recalibrated")}
+    out["seen"] = seen_claims.unseen_figures(adapter.model_dir, rows, chinese_of, columns,
+                                             lambda gold, judged: figures(gold, judged, s.resamples, s.seed))
     return out
 
 
@@ -876,7 +879,7 @@ def adapt_judge(team: TeamLabels, out_dir: str | Path, base_dir: str | Path | No
         report["adaptation"] = record
         report["minutes"] = round((time.monotonic() - started) / 60, 2)
         progress("writing the judge", 0, 1)
-        written = write_judge(out, base_dir, state, report, work)
+        written = write_judge(out, base_dir, state, report, work, [r.claim for r in team.rows])
     report["judge"] = {"dir": str(out), "sha256": directory_sha256(written),
                        "spec": f"model:path={out}"}
     report["minutes"] = round((time.monotonic() - started) / 60, 2)
@@ -910,9 +913,10 @@ def _temporaries_in(folder: Path) -> Iterator[None]:
         tempfile.tempdir = before
 
 
-def write_judge(out: Path, base_dir: Path, state: JudgeState, report: dict, work: Path) -> Path:
+def write_judge(out: Path, base_dir: Path, state: JudgeState, report: dict, work: Path,
+                team_claims: Sequence[str] = ()) -> Path:
     """The judge directory, built in `work` (a hidden folder beside `out`, removed by the caller) and
-    renamed into place."""
+    renamed into place; what it has seen is the base's claims and `team_claims` (training/seen_claims.py)."""
     from citeaudit.training.export import SHIPPED_FILES
 
     built = work / "judge"
@@ -926,6 +930,8 @@ def write_judge(out: Path, base_dir: Path, state: JudgeState, report: dict, work
                   fitted_on={**state.calibration.fitted_on, "adapted_from": report["base"],
                              "labels_sha256": report["labels"]["sha256"]})
     cal.save(built)
+    seen_claims.add_claims(built, base_dir, team_claims,
+                           f"adapt-judge on the team's labels (sha256 {report['labels']['sha256'][:12]})")
     _write_card(built, report, {name: file_sha256(built / name) for name in SHIPPED_FILES})
     if out.exists():
         shutil.rmtree(out) if out.is_dir() else out.unlink()
@@ -977,14 +983,19 @@ def render_figures(report: dict) -> list[str]:
                      f"passage or question kept together; fold sizes {cv['fold_sizes']}):")
         for route in ("english", "chinese"):
             for name, f in (cv.get(route) or {}).items():
-                lines.append(f"  {route:<8} {name:<13} n={f['n']:<4} BAcc {_fig(f['balanced_accuracy'], f['balanced_accuracy_ci'])}"
-                             f"  kappa {_fig(f['kappa'], f['kappa_ci'])}  uncertain {f['uncertain_share']:.0%}")
+                lines.append(_figure_line(route, name, f))
+        lines += seen_claims.render_unseen(cv.get("seen"), _figure_line)
     forgetting = report.get("forgetting")
     if forgetting:
         lines.append(f"Forgetting check on {forgetting['rows']} shipped English dev rows: BAcc {forgetting['base']:.3f} "
                      f"-> {forgetting['adapted']:.3f} (limit -{forgetting['limit']}; kept {forgetting['kept']:.0%} "
                      "of the adaptation)")
     return lines
+
+
+def _figure_line(route: str, name: str, f: dict) -> str:
+    return (f"  {route:<8} {name:<13} n={f['n']:<4} BAcc {_fig(f['balanced_accuracy'], f['balanced_accuracy_ci'])}"
+            f"  kappa {_fig(f['kappa'], f['kappa_ci'])}  uncertain {f['uncertain_share']:.0%}")
 
 
 def _fig(value: float | None, ci) -> str:
