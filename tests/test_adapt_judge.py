@@ -25,7 +25,7 @@ from citeaudit.errors import InputError, JudgeSetupError  # noqa: E402
 from citeaudit.files.labelled import Row, load_rows  # noqa: E402
 from citeaudit.judges import calibration as calib  # noqa: E402
 from citeaudit.judges.model import ModelJudge, shipped_model_dir  # noqa: E402
-from citeaudit.records import file_sha256  # noqa: E402
+from citeaudit.records import directory_sha256, file_sha256  # noqa: E402
 from citeaudit.records import SourcePassage  # noqa: E402
 from citeaudit.training import adapt, adapted_dir, bases  # noqa: E402
 
@@ -285,6 +285,39 @@ def test_the_check_reads_a_fixed_sample_of_each_language():
     both = forgetting.anchor_rows(300, languages=("en", "zh"))
     assert both[:300] == first and len(both) == 389  # every one of the 89 Chinese rows
     assert not [r for r in forgetting.anchor_rows(None, exclude=("wice",)) if r.source == "wice"]
+
+
+def test_an_adapted_judge_has_seen_its_bases_claims_and_the_teams(tiny_judge, tmp_path):
+    from citeaudit.judges.seen import claim_key, read_seen, write_seen
+
+    en = _rows(lang="en")
+    team = [r for r in en if r.label == "full"][:30] + [r for r in en if r.label != "full"][:30]
+    base = tmp_path / "base"
+    shutil.copytree(tiny_judge, base)
+    # the base trained on two of the team's claims and on one of its own
+    learnt = [team[0].claim, team[40].claim, "A claim of the base's own."]
+    write_seen(base, [claim_key(c) for c in learnt], "made up")
+    report = adapt.adapt_judge(_team(team), tmp_path / "out", base, QUICK)
+    seen = read_seen(tmp_path / "out")
+    assert seen.keys == {claim_key(c) for c in [*learnt, *(r.claim for r in team)]}
+    assert seen.covers == f"made up; adapt-judge on the team's labels (sha256 {report['labels']['sha256'][:12]})"
+    assert report["judge"]["sha256"] == directory_sha256(tmp_path / "out")  # the record is no part of it
+    # the cross-validated figures beside those on the claims the base judge had not seen
+    found = report["cross_validation"]["seen"]
+    claims = {claim_key(r.claim) for r in team}
+    assert (found["claims"], found["of"]) == (2, len(claims))
+    unseen = [r for r in team if r.claim not in learnt]
+    assert {name: f["n"] for name, f in found["unseen"]["english"].items()} == {
+        "base": len(unseen), "adapted": len(unseen)}
+    assert found["seen"]["english"]["base"]["n"] == len(team) - len(unseen)
+    text = "\n".join(adapt.render_figures(report))
+    assert f"The base judge has seen 2 of {len(claims)} labelled claims (trained or calibrated on them)" in text
+    assert "Cross-validated, on the pairs whose claim it has not seen:\n  english  base          n=" in text
+    # a base that records nothing: what the adapted judge has seen is unknown, and no file says otherwise
+    plain = adapt.adapt_judge(_team(team), tmp_path / "plain", tiny_judge, QUICK)
+    assert read_seen(tmp_path / "plain") is None
+    assert plain["cross_validation"]["seen"] == {"claims": None, "of": len(claims),
+                                                 "unknown": "the base judge's directory records no training claims"}
 
 
 # --- the whole command --------------------------------------------------------------------------------

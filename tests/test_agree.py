@@ -431,6 +431,27 @@ def test_claims_a_rule_labelled_are_no_pair_and_are_counted_apart(tmp_path, runn
             "passage; no judge was asked): 2\n") in out
 
 
+def test_the_figures_on_the_claims_the_judge_has_not_seen(run, labels, tmp_path):
+    from citeaudit.judges.seen import SeenClaims, claim_key
+    from citeaudit.run.agree import seen_pairs
+
+    judged = compare(claims_of_log(read_runlog(run)), load_labels(labels).rows).judged
+    seen = SeenClaims(tmp_path / "trained_on.txt.gz", frozenset({claim_key("alpha holds"), claim_key("Gamma holds.")}),
+                      "made up")
+    found = seen_pairs(seen, judged, resamples=100, seed=1)
+    assert (found["claims"], found["of"], found["covers"]) == (2, 6, "made up")
+    # seen: Alpha (full, full), Gamma (partial, full): full 1 of 1 found, the rest 0 of 1 kept: BAcc 1/2.
+    # unseen: Beta (full, full), Delta (none, none), Epsilon (none, partial), Zeta (contradicts, contradicts):
+    # full 1 of 1, the rest 3 of 3 not full: BAcc 1; 3 of 4 the same label
+    assert (found["seen"]["n"], found["seen"]["balanced_accuracy"], found["seen"]["agreement"]) == (
+        2, pytest.approx(0.5), pytest.approx(0.5))
+    assert (found["unseen"]["n"], found["unseen"]["balanced_accuracy"], found["unseen"]["agreement"]) == (
+        4, pytest.approx(1.0), pytest.approx(0.75))
+    # the run's judge (curated: the cases' own labels) reads no judge directory
+    assert agree(read_runlog(run), load_labels(labels), resamples=10)["seen"] == {
+        "claims": None, "of": 6, "unknown": "curated reads no judge directory"}
+
+
 # --- every pair, unsure ones at the judge's best guess, and several runs on the same pairs ---------------
 
 

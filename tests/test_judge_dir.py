@@ -4,6 +4,7 @@ model:path=DIR`, `adapt-judge --base DIR`); sound directories, with a card or wi
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 import shutil
@@ -43,6 +44,10 @@ def _write(name: str, text: str):
     return lambda d: (d / name).write_text(text)
 
 
+def _gzip(name: str, text: str):
+    return lambda d: (d / name).write_bytes(gzip.compress(text.encode()))
+
+
 # damage, the file it names, what is said of it (a pattern)
 DAMAGES = {
     "truncated onnx": (_truncate, ONNX, r"not an ONNX model: its protobuf encoding is broken \(a truncated"),
@@ -64,6 +69,12 @@ DAMAGES = {
     "calibration.json not JSON": (_write("calibration.json", "[1, 2"), "calibration.json", "not valid JSON"),
     "calibration.json without its keys": (_write("calibration.json", '{"weights": [1, 2]}'), "calibration.json",
                                           r"features: expected \['logit_p_full', 'claim_word_recall'\], found None"),
+    # the claims the judge trained on: not read to judge, but a damaged record is named before any work
+    "trained_on.txt.gz not gzip": (_write("trained_on.txt.gz", "claims"), "trained_on.txt.gz",
+                                   "cannot read it as gzipped text"),
+    "trained_on.txt.gz with a line that is no claim": (
+        _gzip("trained_on.txt.gz", "# citeaudit trained-on claims v1: x\nAlpha holds.\n"), "trained_on.txt.gz",
+        r"line 2: expected a claim key \(16 hex digits\), found 'Alpha holds.'"),
 }
 
 
@@ -150,6 +161,7 @@ def test_a_path_that_is_no_directory_says_what_a_judge_directory_holds(tmp_path,
 def test_the_shipped_judge_and_a_directory_without_a_card_pass(tmp_path):
     shipped = load_judge_dir(shipped_model_dir())
     assert shipped.model_file.name == ONNX and shipped.calibration is not None
+    assert (shipped.path / "trained_on.txt.gz").is_file()  # the claims it trained on: no file the card records
     assert set(shipped.card["files"]) == {ONNX, "tokenizer.json", "config.json"}
     d = judge_copy(tmp_path)
     (d / "model_card.json").unlink()

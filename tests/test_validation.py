@@ -301,6 +301,26 @@ def test_validate_judge_gives_every_pair_and_the_confident_ones(unsure, n_sure, 
     assert result["confident"]["balanced_accuracy"] == (None if bacc_sure is None else pytest.approx(bacc_sure))
 
 
+def test_validate_judge_gives_the_figures_on_the_claims_the_judge_has_not_seen(tmp_path):
+    from citeaudit.judges.seen import SeenClaims, claim_key
+
+    # the judge trained on claims 1 and 2 (written otherwise: a claim is known by its words)
+    seen = SeenClaims(tmp_path / "trained_on.txt.gz", frozenset({claim_key("Claim 1."), claim_key("CLAIM 2")}),
+                      "made up")
+    result = validate_judge(_rows(), ScoreJudge(), resamples=50, seed=1, seen=seen)
+    found = result["seen"]
+    assert (found["claims"], found["of"], found["covers"]) == (2, 6, "made up")
+    # seen: r1 full and r2 none, both right: BAcc 1. Unseen: r3 none (gold full), r4 full (gold partial),
+    # r5 none and r6 full (right): full 1 of 2 found, the rest 1 of 2 kept: BAcc 1/2
+    assert (found["seen"]["n"], found["seen"]["balanced_accuracy"]) == (2, pytest.approx(1.0))
+    assert (found["unseen"]["n"], found["unseen"]["balanced_accuracy"]) == (4, pytest.approx(0.5))
+    assert found["unseen"]["balanced_accuracy_ci"] is not None and "confusion" not in found["unseen"]
+    assert result["n"] == 6  # the headline figures still count every row
+    unknown = validate_judge(_rows(), ScoreJudge(), resamples=10, seen="no record")
+    assert unknown["seen"] == {"claims": None, "of": 6, "unknown": "no record"}
+    assert "seen" not in validate_judge(_rows(), ScoreJudge(), resamples=10)
+
+
 def test_evaluate_labels_rows_without_group_as_unset():
     rows = parse_rows([json.dumps({k: v for k, v in _row(1).items() if k != "lang"})])
     result = evaluate(rows, [Judgment(label="full", judge="x")], resamples=10)
@@ -320,6 +340,7 @@ def test_validate_judge_command(tmp_path, runner):
     res = runner.invoke(group, ["validate-judge", str(data), "--judge", "test-score", "--resamples", "50"])
     assert res.exit_code == 0, res.output
     assert "BAcc" in res.output and "by source:" in res.output and "by language:" in res.output
+    assert "\nthe judge has seen: unknown (test-score reads no judge directory)\n" in res.output
     assert "contradicts" in res.output  # the confusion matrix header
     res = runner.invoke(group, ["validate-judge", str(data), "--judge", "test-score", "--format", "json",
                                 "--resamples", "50", "--predictions", str(tmp_path / "p.jsonl")])

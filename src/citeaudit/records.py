@@ -218,14 +218,22 @@ def file_sha256(path: str | PathLike[str]) -> str:
         return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
+# The file of a judge directory that names the claims its judge trained and was calibrated on
+# (judges/seen.py). It records what the judge learnt from and cannot change a judgment, so a directory's
+# identity leaves it out: writing it into a judge directory keeps the judge's signature, and with it
+# every judgment stored under that signature.
+TRAINED_ON_FILE = "trained_on.txt.gz"
+
+
 def directory_sha256(path: str | PathLike[str]) -> str:
-    """SHA-256 over every file under `path` but hidden ones, in sorted order, each as its relative name
-    followed by its bytes: a model directory's identity in a judge's signature."""
+    """SHA-256 over every file under `path` but hidden ones and `TRAINED_ON_FILE`, in sorted order, each
+    as its relative name followed by its bytes: a model directory's identity in a judge's signature."""
     from pathlib import Path
 
     root = Path(path)
     digest = hashlib.sha256()
-    for f in sorted(p for p in root.rglob("*") if p.is_file() and not p.name.startswith(".")):
+    for f in sorted(p for p in root.rglob("*")
+                    if p.is_file() and not p.name.startswith(".") and p.name != TRAINED_ON_FILE):
         digest.update(str(f.relative_to(root)).encode())
         with open(f, "rb") as fh:
             hashlib.file_digest(fh, lambda: digest)  # feeds this file into the running digest

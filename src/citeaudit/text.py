@@ -17,11 +17,15 @@ Three measures of "Chinese" are kept, each where it was calibrated:
   * `han_share(text)`: the share of letters that are Han characters. The model judge routes a pair to
     the embedding judge at 0.3;
   * `has_han(text)`: any Han character at all. The qualifier guard reads Chinese negation then.
+
+`normalise_claim` is a claim's identity: the shared data is split by it, and a judge directory names
+the claims its judge learnt from by it.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 
 import pysbd
@@ -97,6 +101,21 @@ def content_words(text: str) -> set[str]:
     for run in _HAN_RUN.findall(lowered):
         words.update(run[i:i + 2] for i in range(max(1, len(run) - 1)))
     return words
+
+
+# --- a claim's identity ---------------------------------------------------------------------------
+
+_CITATION_MARKER = re.compile(r"\[\d+(?:\s*,\s*\d+)*\]")
+
+
+def normalise_claim(text: str) -> str:
+    """The form a claim is known by, whatever passage it comes with: NFKC, case-folded, without [n]
+    markers, its word characters only (so spacing and punctuation do not make it another claim). The
+    shared data is split by its hash (training/data.py), and a judge directory records the claims it
+    learnt from by it (judges/seen.py): a change here moves claims between splits."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    text = _CITATION_MARKER.sub(" ", text)
+    return " ".join(re.findall(r"\w+", text))
 
 
 # --- sentences ----------------------------------------------------------------------------------

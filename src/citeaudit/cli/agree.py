@@ -58,7 +58,7 @@ def render_text(result: dict[str, Any], run: str) -> str:
     lines = [f"run: {run} (judge: {result['judge']})", _labels_line(result["labels"]), "",
              "confident pairs only (a pair the judge was unsure of left out):", *_figure_lines(result), "",
              "every pair (unsure → best guess):", *_figure_lines(result, ALL), "",
-             f"{'coverage (share not unsure)':<30}{_coverage(result)}"]
+             f"{'coverage (share not unsure)':<30}{_coverage(result)}", "", *_seen_lines(result["seen"])]
     lines += ["", *confusion_lines(result["confusion"], "human", "judge")]
     disagreements = result["disagreements"]
     lines += ["", f"disagreements ({len(disagreements)}):"] + [_pair_line(p) for p in disagreements]
@@ -90,6 +90,21 @@ def _runs_row(title: str, result: dict[str, Any], suffix: str) -> str:
             f"{_figure(result, 'agreement' + suffix):<24}{_figure(result, 'kappa' + suffix)}")
 
 
+def _seen_lines(seen: dict[str, Any], indent: str = "") -> list[str]:
+    """How many of the labelled claims the judge trained or was calibrated on; when that is known, every
+    pair's figures on the claims it has not seen and on the rest, as rows of the several-runs table (its
+    head given when `indent` is empty: the rows are not under that table)."""
+    from citeaudit.judges.seen import mixed, seen_lines
+
+    lines = seen_lines(seen, indent=indent)
+    if mixed(seen):
+        lines += [] if indent else [RUNS_HEAD]
+        lines += [_runs_row(f"{indent}{part} claims, every pair", seen[part], "") for part in ("unseen", "seen")]
+        reasons = dict.fromkeys(seen[part]["undefined"] for part in ("unseen", "seen") if seen[part]["undefined"])
+        lines += [f"{indent}figures n/a: {reason}" for reason in reasons]
+    return lines
+
+
 def render_runs_text(result: dict[str, Any]) -> str:
     """Several runs on the same pairs: one table, each run's confident-only and every-pair figures and its
     coverage, then each later run's every-pair BAcc minus the first run's."""
@@ -108,6 +123,7 @@ def render_runs_text(result: dict[str, Any]) -> str:
                   f"{'       coverage (share not unsure)':<47}{_coverage(r)}"]
         reasons = dict.fromkeys(r[name] for name in ("undefined", "undefined" + ALL) if r[name])
         lines += [f"       figures n/a: {reason}" for reason in reasons]
+        lines += _seen_lines(r["seen"], "       ")
     if len(runs) > 1:
         lines += ["", "every pair's BAcc minus run 1's (paired bootstrap over the same pairs):"]
         for i, r in enumerate(runs[1:], 2):
@@ -134,7 +150,8 @@ def agree_cmd(runs, labels_path, source_format, reader_options, fmt, resamples, 
     balanced accuracy with bootstrap 95 % intervals, over the pairs the judge was sure of and over every
     pair (an unsure one at its best guess), with the coverage; the confusion table, and every
     disagreement. A label matches a claim with the same text citing the same passages (ids and texts);
-    only claims both the judge and a person judged count (what is left out is listed, with why).
+    only claims both the judge and a person judged count (what is left out is listed, with why). Says how
+    many of the labelled claims the judge trained or was calibrated on, with the figures on the others.
     With several runs (RUN1 RUN2 ...), one table over the same pairs, those every run judged, and each
     run's every-pair BAcc minus the first run's."""
     from citeaudit.run.agree import agree, agree_runs, load_labels

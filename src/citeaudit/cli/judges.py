@@ -48,10 +48,27 @@ def _coverage_lines(result: dict[str, Any]) -> list[str]:
             f"coverage (share not unsure): {sure['n']}/{result['n_all']} ({100 * result['coverage']:.1f} %)"]
 
 
+def _seen_lines(result: dict[str, Any]) -> list[str]:
+    """How many of the labelled claims the judge trained or was calibrated on, and the figures on the
+    rows whose claim it has not seen beside those on the rest (same columns as the table above)."""
+    from citeaudit.judges.seen import mixed, seen_lines
+
+    seen = result.get("seen")
+    if seen is None:
+        return []
+    lines = ["", *seen_lines(seen)]
+    if mixed(seen):
+        lines += ["by whether the judge has seen the row's claim (every row, unsure → best guess):",
+                  _line("unseen claims", seen["unseen"]), _line("seen claims", seen["seen"])]
+    return lines
+
+
 def render_text(result: dict[str, Any]) -> str:
-    """A readable table: overall, per source, per language, then the confusion matrix."""
+    """A readable table: overall, what the judge has seen, per source, per language, then the confusion
+    matrix."""
     head = f"{'':<16} {'n':>6} {'full':>6}  {'BAcc (full vs rest)':<24}{'AUC':<24}kappa (4 labels)"
-    lines = [f"judge: {result.get('judge', '?')}", "", head, _line("all", result), *_coverage_lines(result)]
+    lines = [f"judge: {result.get('judge', '?')}", "", head, _line("all", result), *_coverage_lines(result),
+             *_seen_lines(result)]
     for key, title in (("by_source", "source"), ("by_lang", "language")):
         lines += ["", f"by {title}:"] + [_line(name, m) for name, m in result[key].items()]
     lines += ["", *confusion_lines(result["confusion"], "gold", "predicted")]
@@ -85,12 +102,17 @@ def render_text(result: dict[str, Any]) -> str:
               help="bootstrap resamples")
 @click.option("--seed", default=0, show_default=True, help="bootstrap seed")
 def validate_judge_cmd(data, judge_name, predictions, fmt, resamples, seed):
-    """Measure a judge on human-labelled DATA rows (JSONL: id, claim, passages, label, source, lang)."""
+    """Measure a judge on human-labelled DATA rows (JSONL: id, claim, passages, label, source, lang); say how
+    many of their claims the judge trained or was calibrated on (its directory's record), with the
+    figures on the rows whose claim it has not seen beside the rest."""
     from citeaudit.judges import make_judge, parse_judge
+    from citeaudit.judges.registry import judge_directory
+    from citeaudit.judges.seen import seen_in
     from citeaudit.files.labelled import load_rows
     from citeaudit.training.validation import validate_judge
 
     spec = parse_judge(judge_name)  # a bad spec stops here, before the rows are read
+    seen = seen_in(judge_directory(spec), str(spec))  # what the judge trained and was calibrated on
     rows = load_rows(data)
     judge = make_judge(spec, [])
     done = [0]
@@ -101,7 +123,7 @@ def validate_judge_cmd(data, judge_name, predictions, fmt, resamples, seed):
             click.echo(f"\rjudged {done[0]}/{len(rows)}", err=True, nl=False)
 
     result = validate_judge(rows, judge, resamples=resamples, seed=seed, predictions=predictions,
-                            progress=progress)
+                            progress=progress, seen=seen)
     if sys.stderr.isatty():
         click.echo("", err=True)
     if fmt == "json":
@@ -159,10 +181,16 @@ def calibrate_judge_cmd(data, model_dir, exclude_source, dry_run):
         click.echo("dry run: nothing written", err=True)
     else:
         from citeaudit.training.export import record_calibration
+        from citeaudit.training.seen_claims import add_claims
 
         click.echo(f"wrote {record_calibration(target, fitted, summary)}", err=True)
         if (target / "model_card.json").exists():
             click.echo(f"recorded the calibration in {target / 'model_card.json'} and MODEL_CARD.md", err=True)
+        # the judge has now been calibrated on these claims (a row the fit skipped is counted too)
+        seen = add_claims(target, target, [r.claim for r in rows if r.source not in exclude_source],
+                          f"calibrate-judge on {Path(data).name} (sha256 {file_sha256(data)[:12]})")
+        if seen:
+            click.echo(f"added the rows' claims to {seen}", err=True)
 
 
 @click.command("train-judge")

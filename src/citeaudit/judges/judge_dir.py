@@ -2,10 +2,12 @@
 once, before any work.
 
 A judge directory holds an ONNX model (`model_int8.onnx`, or another `.onnx`: see `MODEL_NAMES`),
-`tokenizer.json` and `config.json`, and may hold `calibration.json` and a card (`model_card.json`). Each
-file must be present, a file, readable and of its kind: the model a protobuf message with a graph, the
-tokenizer one the tokenizers library reads, config.json a JSON object with a sound `id2label`, the
-calibration sound (judges/calibration.py checks it). Where the card records a file's SHA-256 (`files`,
+`tokenizer.json` and `config.json`, and may hold `calibration.json`, a card (`model_card.json`) and
+`trained_on.txt.gz`, the claims its judge trained and was calibrated on (judges/seen.py: not a file the
+judge judges with, and no part of its signature). Each file must be present, a file, readable and of
+its kind: the model a protobuf message with a graph, the tokenizer one the tokenizers library reads,
+config.json a JSON object with a sound `id2label`, the calibration sound (judges/calibration.py checks
+it), the claims a header and claim keys. Where the card records a file's SHA-256 (`files`,
 as the exporter and `adapt-judge` write it), the file must still have it. Whatever is wrong is a
 `JudgeSetupError` (exit code 2) naming each damaged file and what is wrong with it, never a runtime's
 traceback from deep inside loading.
@@ -28,6 +30,7 @@ from typing import Any
 from citeaudit.errors import JudgeSetupError
 from citeaudit.extras import require
 from citeaudit.judges import calibration as calib
+from citeaudit.judges import seen
 from citeaudit.judges.cache import BoundedCache
 
 # The model file a directory's judge loads: the first of these present, else the first .onnx by name.
@@ -101,6 +104,10 @@ def _check(path: Path) -> JudgeDir:
         fitted = calib.load(path)  # None without one
     except JudgeSetupError as err:  # its own checks, which name the file
         problems[calib.FILE_NAME] = str(err).removeprefix(f"{path / calib.FILE_NAME}: ")
+    try:  # not read to judge; checked so that the reports that read it never meet a damaged one late
+        seen.read_seen(path)
+    except JudgeSetupError as err:
+        problems[seen.FILE_NAME] = str(err).removeprefix(f"{path / seen.FILE_NAME}: ")
     if problems:
         missing = any(problems.get(n, "").startswith("missing") for n in (model_name, "tokenizer.json", "config.json"))
         raise JudgeSetupError("\n".join(f"{path / name}: {problem}" for name, problem in sorted(problems.items()))

@@ -57,7 +57,8 @@ def map_labels(id2label: dict[int, str], override: dict[str, Label] | None = Non
 
 
 def model_hash(path: Path) -> str:
-    """SHA-256 over every file of the model directory (names and contents), hidden files left out."""
+    """SHA-256 over every file of the model directory (names and contents), hidden files and the record
+    of the claims it trained on left out (records.directory_sha256)."""
     return directory_sha256(path)
 
 

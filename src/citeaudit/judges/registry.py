@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from citeaudit.errors import JudgeSetupError, UnknownJudge
 from citeaudit.parse.resolve import ResolvedCase
 from citeaudit.judges.base import Judge
 from citeaudit.judges.curated import CuratedJudge
-from citeaudit.judges.spec import EMBEDDING, HF, MODEL, ONNX, OPENAI, JudgeOptions, JudgeSpec, Options
+from citeaudit.judges.spec import (EMBEDDING, HF, MODEL, MODEL_VERSION, ONNX, OPENAI, JudgeOptions, JudgeSpec,
+                                   Options)
 
 JudgeFactory = Callable[[str, Sequence[ResolvedCase]], Judge]
 
@@ -164,6 +167,27 @@ def build_judge(spec: str | JudgeSpec, cases: Sequence[ResolvedCase] = ()) -> Ju
     """The judge named by `spec`, built (models loaded). `cases` are read only by a judge that reads them."""
     spec = parse_judge(spec)
     return _REGISTRY[spec.kind].build(spec, cases)
+
+
+def judge_directory(spec: JudgeSpec | Any) -> Path | None:
+    """The directory the judge of `spec` reads its model from: the model judge's `path=`, else the
+    shipped judge of its `version`; an hf or onnx judge's PATH; a cascade's first judge's (the one that
+    judges every pair); None for a judge that reads none (embedding, openai, curated). `spec` is a
+    JudgeSpec or a run log's record of one (its options a dict, its `head` beside them). A shipped
+    version this installation lacks is a JudgeSetupError."""
+    while spec.kind == "cascade" and spec.parts:
+        spec = spec.parts[0]
+    options = spec.options if isinstance(spec.options, Mapping) else getattr(spec.options, "values", {})
+    head = getattr(spec, "head", None) or getattr(spec.options, "head", None)
+    if spec.kind == "model":
+        if options.get("path"):
+            return Path(options["path"])
+        from citeaudit.judges.model import shipped_model_dir
+
+        return shipped_model_dir(str(options.get("version") or MODEL_VERSION))
+    if spec.kind in ("hf", "onnx") and head:
+        return Path(head)
+    return None
 
 
 def make_judge(spec: str | JudgeSpec, cases: Sequence[ResolvedCase]) -> Judge:

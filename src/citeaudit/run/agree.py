@@ -18,8 +18,10 @@ are counted apart among the claims with no human label). Beside those confident-
 same figures over every pair the judge judged (an uncertain one at its best guess, the label it gives
 without the band) and the coverage, the share it was sure of: judges that are unsure of different
 pairs are otherwise measured on different pairs. Several runs are measured on the pairs every one of
-them judged (`agree_runs`). The statistics are stats.py's; the desk's review mode computes its
-agreement here too.
+them judged (`agree_runs`). A judge that trained or was calibrated on a labelled claim flatters itself
+there: how many of the claims it has seen is said, from its judge directory's record (judges/seen.py),
+with the every-pair figures on the claims it has not seen beside those on the rest. The statistics
+are stats.py's; the desk's review mode computes its agreement here too.
 """
 
 from __future__ import annotations
@@ -33,9 +35,11 @@ from typing import Any
 
 import numpy as np
 
-from citeaudit.errors import InputError, Problem
+from citeaudit.errors import InputError, JudgeSetupError, Problem
 from citeaudit.files.labelled import Row, load_rows
 from citeaudit.jsonio import ENCODING
+from citeaudit.judges.registry import judge_directory
+from citeaudit.judges.seen import SeenClaims, seen_in, seen_summary
 from citeaudit.metrics.names import NOT_MEASURED
 from citeaudit.metrics.scoring import UNCERTAIN, UNJUDGED, by_rule
 from citeaudit.parse.resolve import ResolvedCase
@@ -377,12 +381,41 @@ def scored(pairs: Sequence[LabelledPair], resamples: int = 1000, seed: int = 0,
 
 def agree(log: RunLog, labels: Labels, resamples: int = 1000, seed: int = 0) -> dict[str, Any]:
     """How often the run's judge agrees with the human labels (see `figures` and `Agreement`), as the
-    JSON that `citeaudit agree --format json` prints."""
+    JSON that `citeaudit agree --format json` prints; `seen` says how many of the labelled claims the
+    judge trained or was calibrated on (`seen_pairs`)."""
     found = compare(claims_of_log(log), labels.rows, resamples, seed)
     if not log.settings.judges_claims:  # every pair unjudged: say why, not "0 so far"
         found.figures["undefined"] = found.figures["undefined" + ALL] = _judges_no_claim()
     return {"judge": log.judge, "labels": _labels_header(labels), "resamples": resamples, "seed": seed,
-            **found.to_dict()}
+            **found.to_dict(), "seen": seen_pairs(seen_of_log(log), found.judged, resamples, seed)}
+
+
+def seen_of_log(log: RunLog) -> SeenClaims | str:
+    """The claims the run's judge trained and was calibrated on (judges/seen.py), read from its judge
+    directory when the log names one that is here and unchanged (a cascade: its first judge's); else
+    why that is unknown."""
+    record = log.judge_spec
+    if record is None:
+        return "the run log does not record its judge's spec"
+    try:
+        directory = judge_directory(record)
+    except JudgeSetupError as err:  # a shipped judge this installation does not have
+        return str(err)
+    return seen_in(directory, record.spec, log.judge)
+
+
+def seen_pairs(seen: SeenClaims | str, pairs: Sequence[LabelledPair], resamples: int = 1000,
+               seed: int = 0) -> dict[str, Any]:
+    """How many of the judged pairs' distinct claims the judge has seen (judges/seen.py `seen_summary`)
+    and, when that is known, `figures` over every one of those pairs (an unsure one at its best guess)
+    whose claim it has not seen (`unseen`) and over the rest (`seen`)."""
+    summary = seen_summary(seen, [p.text for p in pairs])
+    if isinstance(seen, SeenClaims):
+        for part, ix in seen.parts(p.text for p in pairs).items():
+            chosen = [pairs[i] for i in ix]
+            found = figures([p.human for p in chosen], [p.best_guess for p in chosen], resamples, seed)
+            summary[part] = {k: v for k, v in found.items() if k != "confusion"}
+    return summary
 
 
 def _judges_no_claim() -> str:
@@ -423,6 +456,7 @@ def agree_runs(logs: Sequence[tuple[str, RunLog]], labels: Labels, resamples: in
         if i and result["balanced_accuracy" + ALL] is not None and runs[0]["balanced_accuracy" + ALL] is not None:
             difference, ci = paired_balanced_accuracy_difference(gold, guesses[0], guesses[i], resamples, seed)
         runs.append({**result, "balanced_accuracy_all_difference": difference,
-                     "balanced_accuracy_all_difference_ci": ci})
+                     "balanced_accuracy_all_difference_ci": ci,
+                     "seen": seen_pairs(seen_of_log(log), [by_labels[k] for k in common], resamples, seed)})
     return {"labels": _labels_header(labels), "resamples": resamples, "seed": seed, "pairs": len(common),
             "left_out": len(somewhere) - len(common), "runs": runs}

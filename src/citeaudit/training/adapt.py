@@ -50,7 +50,7 @@ from citeaudit.judges.base import Request
 from citeaudit.judges.model import ModelJudge, is_chinese, model_dir, reads_chinese
 from citeaudit.records import Judgment, directory_sha256
 from citeaudit.stats import best_threshold, metrics
-from citeaudit.training import forgetting
+from citeaudit.training import forgetting, seen_claims
 from citeaudit.training.adapted_dir import render_figures, write_judge
 from citeaudit.training.finetune import Trainer, Tuning, examples_of, interpolate
 from citeaudit.training.judge_parts import (BAND_LIMITS, JudgeState, Progress, base_state, blend_calibration,
@@ -290,6 +290,8 @@ def cross_validate(adapter: Adapter, team: TeamLabels, chinese_of: Sequence[bool
             continue
         out[route] = {name: figures([rows[i].label for i in ix], [judged[i] for i in ix], s.resamples, s.seed)
                       for name, judged in columns.items() if not (route == "chinese" and name == "recalibrated")}
+    out["seen"] = seen_claims.unseen_figures(adapter.model_dir, rows, chinese_of, columns,
+                                             lambda gold, judged: figures(gold, judged, s.resamples, s.seed))
     return out
 
 
@@ -353,7 +355,7 @@ def adapt_judge(team: TeamLabels, out_dir: str | Path, base_dir: str | Path | No
         report["adaptation"] = record
         report["minutes"] = round((time.monotonic() - started) / 60, 2)
         progress("writing the judge", 0, 1)
-        written = write_judge(out, base_dir, state, report, work)
+        written = write_judge(out, base_dir, state, report, work, [r.claim for r in team.rows])
     report["judge"] = {"dir": str(out), "sha256": directory_sha256(written),
                        "spec": f"model:path={out}"}
     report["minutes"] = round((time.monotonic() - started) / 60, 2)

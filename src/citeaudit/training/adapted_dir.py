@@ -8,18 +8,20 @@ from __future__ import annotations
 import json
 import shutil
 from dataclasses import replace
+from collections.abc import Sequence
 from pathlib import Path
 
 from citeaudit.records import file_sha256
-from citeaudit.training import forgetting
+from citeaudit.training import forgetting, seen_claims
 from citeaudit.training.bases import onnx_file
 from citeaudit.training.finetune import MAX_LEN
 from citeaudit.training.judge_parts import JudgeState
 
 
-def write_judge(out: Path, base_dir: Path, state: JudgeState, report: dict, work: Path) -> Path:
+def write_judge(out: Path, base_dir: Path, state: JudgeState, report: dict, work: Path,
+                team_claims: Sequence[str] = ()) -> Path:
     """The judge directory, built in `work` (a hidden folder beside `out`, removed by the caller) and
-    renamed into place."""
+    renamed into place; what it has seen is the base's claims and `team_claims` (training/seen_claims.py)."""
     from citeaudit.training.export import SHIPPED_FILES
 
     built = work / "judge"
@@ -33,6 +35,8 @@ def write_judge(out: Path, base_dir: Path, state: JudgeState, report: dict, work
                   fitted_on={**state.calibration.fitted_on, "adapted_from": report["base"],
                              "labels_sha256": report["labels"]["sha256"]})
     cal.save(built)
+    seen_claims.add_claims(built, base_dir, team_claims,
+                           f"adapt-judge on the team's labels (sha256 {report['labels']['sha256'][:12]})")
     _write_card(built, report, {name: file_sha256(built / name) for name in SHIPPED_FILES})
     if out.exists():
         shutil.rmtree(out) if out.is_dir() else out.unlink()
@@ -84,11 +88,16 @@ def render_figures(report: dict) -> list[str]:
                      f"passage or question kept together; fold sizes {cv['fold_sizes']}):")
         for route in ("english", "chinese"):
             for name, f in (cv.get(route) or {}).items():
-                lines.append(f"  {route:<8} {name:<13} n={f['n']:<4} BAcc {_fig(f['balanced_accuracy'], f['balanced_accuracy_ci'])}"
-                             f"  kappa {_fig(f['kappa'], f['kappa_ci'])}  uncertain {f['uncertain_share']:.0%}")
+                lines.append(_figure_line(route, name, f))
+        lines += seen_claims.render_unseen(cv.get("seen"), _figure_line)
     if report.get("forgetting"):
         lines += forgetting.render(report["forgetting"])
     return lines
+
+
+def _figure_line(route: str, name: str, f: dict) -> str:
+    return (f"  {route:<8} {name:<13} n={f['n']:<4} BAcc {_fig(f['balanced_accuracy'], f['balanced_accuracy_ci'])}"
+            f"  kappa {_fig(f['kappa'], f['kappa_ci'])}  uncertain {f['uncertain_share']:.0%}")
 
 
 def _fig(value: float | None, ci) -> str:

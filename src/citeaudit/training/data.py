@@ -32,7 +32,6 @@ import hashlib
 import json
 import os
 import re
-import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -40,6 +39,8 @@ from typing import Any
 
 from citeaudit.errors import TrainingError
 from citeaudit.files.labelled import Row, parse_rows
+# the form a claim is hashed in lives in the ground: judge directories name the claims they learnt from by it
+from citeaudit.text import normalise_claim
 
 DATA_DIR_VARIABLE = "CITEAUDIT_DATA_DIR"
 
@@ -54,16 +55,7 @@ LABEL_MAPPING: dict[str, dict[str, str]] = {
 }
 
 SPLITS = ("train", "dev", "test")
-_MARKER = re.compile(r"\[\d+(?:\s*,\s*\d+)*\]")
 _MARKER_WITH_SPACE = re.compile(r"\s*\[\d+(?:\s*,\s*\d+)*\]")
-
-
-def normalise_claim(text: str) -> str:
-    """The form a claim is hashed in: NFKC, case-folded, without [n] markers, its word characters only
-    (so spacing and punctuation differences do not move a claim to another split)."""
-    text = unicodedata.normalize("NFKC", text).casefold()
-    text = _MARKER.sub(" ", text)
-    return " ".join(re.findall(r"\w+", text))
 
 
 def split_of(claim: str, dev: int = 10, test: int = 10) -> str:

@@ -8,7 +8,9 @@ probabilities, else `scores["similarity"]`; it is None for a judge that gives no
 
 Every figure counts every row, a row the judge was unsure of (`uncertain`) at its best guess, its
 label; the same figures over the rows it was sure of are given apart (`confident`), with the coverage,
-the share of rows it was sure of, as `citeaudit agree` gives them.
+the share of rows it was sure of, as `citeaudit agree` gives them. Given what the judge trained and
+was calibrated on (judges/seen.py), the figures over the rows whose claim it has not seen are given
+beside those over the rest.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from citeaudit.judges.base import Request, judge_many
+from citeaudit.judges.seen import SeenClaims, seen_summary
 from citeaudit.files.labelled import Row
 from citeaudit.records import Judgment
 from citeaudit.stats import best_threshold, metrics, risk_coverage, score_from
@@ -82,20 +85,40 @@ def write_predictions(path: str | Path, rows: Sequence[Row], judgments: Sequence
 
 def validate_judge(rows: Sequence[Row], judge, *, resamples: int = 1000, seed: int = 0,
                    predictions: str | Path | None = None, batch_size: int = 64,
-                   progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+                   progress: Callable[[int], None] | None = None,
+                   seen: SeenClaims | str | None = None) -> dict[str, Any]:
     """Judge every row and measure agreement with its human label (see `evaluate` for the keys);
-    also writes each row's predicted label and score to `predictions` when given."""
+    also writes each row's predicted label and score to `predictions` when given. With `seen` (what
+    the judge trained and was calibrated on, or why that is unknown: judges/seen.py), `seen` says how
+    many of the rows' claims the judge has seen, with the figures on the rows it has not (see
+    `seen_figures`)."""
     judgments = predict(rows, judge, batch_size, progress)
     if predictions is not None:
         write_predictions(predictions, rows, judgments)
     result = evaluate(rows, judgments, resamples, seed)
     result["judge"] = judge.signature
+    if seen is not None:
+        result["seen"] = seen_figures(seen, rows, judgments, resamples, seed)
     scores = [score_of(j) for j in judgments]
     if all(s is not None for s in scores):
         found = best_threshold([r.label == "full" for r in rows], scores)
         result["best_threshold"] = None if found is None else {"threshold": found[0], "balanced_accuracy": found[1]}
     result.update(uncertainty(rows, judgments))
     return result
+
+
+def seen_figures(seen: SeenClaims | str, rows: Sequence[Row], judgments: Sequence[Judgment], resamples: int = 1000,
+                 seed: int = 0) -> dict[str, Any]:
+    """How many of the rows' distinct claims the judge has seen (judges/seen.py `seen_summary`) and, when
+    that is known, the figures over every row (an unsure one at its best guess) whose claim it has not
+    seen (`unseen`) and over the rest (`seen`): figures on claims a judge learnt from flatter it."""
+    summary = seen_summary(seen, [r.claim for r in rows])
+    if isinstance(seen, SeenClaims):
+        for part, ix in seen.parts(r.claim for r in rows).items():
+            found = metrics([rows[i].label for i in ix], [judgments[i].label for i in ix],
+                            [score_of(judgments[i]) for i in ix], resamples, seed)
+            summary[part] = {k: v for k, v in found.items() if k != "confusion"}
+    return summary
 
 
 def uncertainty(rows: Sequence[Row], judgments: Sequence[Judgment]) -> dict[str, Any]:
