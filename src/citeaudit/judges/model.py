@@ -63,9 +63,10 @@ from citeaudit.judges.cache import BoundedCache
 from citeaudit.judges.guard import check
 from citeaudit.judges.judge_dir import JudgeDir, load_judge_dir
 from citeaudit.judges.local import CrossEncoderJudge
-from citeaudit.judges.spec import MODEL, MODEL_UNCERTAIN_BAND, MODEL_VERSION, MODEL_VERSIONS, ZH_EMBEDDING_THRESHOLD
+from citeaudit.judges.spec import MODEL, MODEL_UNCERTAIN_BAND, ZH_EMBEDDING_THRESHOLD
 from citeaudit.judges.windows import TokenSpans, Window, set_windows, window_reporter
 
+MODEL_NAME = "judge-v1"
 # common characters of everyday Chinese: a vocabulary that reads Chinese knows nearly all of them
 _CHINESE_PROBE = "请按住电源键十秒，然后松开。这款平板不防水，保修期为两年，退款将在十四天内到账。"
 CHINESE_SHARE = 0.3  # Han share of the letters from which a claim or its passages count as Chinese
@@ -79,21 +80,20 @@ _STRENGTH = {"full": 3, "partial": 2, "none": 1, "contradicts": 0}
 PASSAGES_REMEMBERED = 4_096  # passage encodings kept per judge (a passage is read again for each claim citing it)
 
 
-def shipped_model_dir(version: str = MODEL_VERSION) -> Path:
-    """citeaudit/models/judge-vN, found with importlib.resources (works from a wheel or a checkout)."""
+def shipped_model_dir() -> Path:
+    """citeaudit/models/judge-v1, found with importlib.resources (works from a wheel or a checkout)."""
     from importlib.resources import files
 
-    path = Path(str(files("citeaudit") / "models" / MODEL_VERSIONS[version]))
+    path = Path(str(files("citeaudit") / "models" / MODEL_NAME))
     if not (path / "config.json").exists():
         raise JudgeSetupError(f"the shipped model is missing at {path}")
     return path
 
 
-def model_dir(path: str | Path | None = None, version: str = MODEL_VERSION) -> JudgeDir:
-    """The model judge's directory (`path`, else the shipped one of `version`), read and checked: a
-    damaged file is a JudgeSetupError naming it. Checked once per version of its files, however often
-    it is asked."""
-    return load_judge_dir(path if path else shipped_model_dir(version))
+def model_dir(path: str | Path | None = None) -> JudgeDir:
+    """The model judge's directory (`path`, else the shipped one), read and checked: a damaged file is a
+    JudgeSetupError naming it. Checked once per version of its files, however often it is asked."""
+    return load_judge_dir(path if path else shipped_model_dir())
 
 
 def reads_chinese(tokenizer) -> bool:
@@ -195,25 +195,19 @@ class ModelJudge:
     name = "model"
 
     def __init__(self, path: str | Path | None = None, guard: bool = True, threads: int | None = None,
-                 zh: str = "auto", batch_size: int = 1, calibrated: bool = True,
-                 band: float | None = None, version: str = MODEL_VERSION):
+                 zh: str = "embedding", batch_size: int = 1, calibrated: bool = True,
+                 band: float | None = None):
         self.options = MODEL.of(path=path, guard=guard, threads=threads, zh=zh, batch_size=batch_size,
-                                calibrated=calibrated, band=band, version=version)  # checked: a JudgeSetupError names a bad one
-        self.judge_dir = model_dir(self.options["path"], self.options["version"])
+                                calibrated=calibrated, band=band)  # checked: a JudgeSetupError names a bad one
+        self.judge_dir = model_dir(self.options["path"])
         self.path = self.judge_dir.path
         self.inner = PassageEncodedJudge(self.path, batch_size=self.options["batch"], threads=self.options["threads"])
         self.reads_chinese = reads_chinese(self.inner.backend.tokenizer)
         self.guard = self.options["guard"]
         fitted = self.judge_dir.calibration
         self.calibration = fitted if self.options["calibration"] else None
-        self.zh = self.options["zh"] if self.options["zh"] != "auto" else "model" if self.reads_chinese else "embedding"
-        if self.zh == "v2" and self.path == shipped_model_dir("2"):
-            self.zh = "model"
+        self.zh = self.options["zh"]
         self._zh_judge = None
-        # Chinese pairs by the shipped judge-v2, whole (calibration, band, guard), beside this model's English
-        self.zh_model = (ModelJudge(version="2", guard=self.guard, threads=self.options["threads"],
-                                    batch_size=self.options["batch"], calibrated=self.options["calibration"])
-                         if self.zh == "v2" else None)
         self._judged: BoundedCache[tuple[Request, bool], Judgment] = BoundedCache(100_000)
         # the band needs the calibrated p(support): without a calibration there is none; unless given,
         # it is the one fitted with the calibration (an adapted judge's), else the shipped default
@@ -221,8 +215,7 @@ class ModelJudge:
                      else fitted.band if fitted.band is not None else MODEL_UNCERTAIN_BAND)
         self.zh_threshold = (fitted.zh_threshold if fitted is not None and fitted.zh_threshold is not None
                              else float(ZH_EMBEDDING_THRESHOLD))
-        zh_shown = (f"embedding:{self.zh_threshold:g}" if self.zh == "embedding"
-                    else f"[{self.zh_model.signature}]" if self.zh_model else self.zh)
+        zh_shown = f"embedding:{self.zh_threshold:g}" if self.zh == "embedding" else self.zh
         # `cal` says whether a calibration is in use: asked for, and the model directory has one;
         # `sets=parts`: a set is judged with its parts (monotone), which changes what is stored
         self.signature = (f"model:{self.path.name}[{self.inner.signature}]"
@@ -256,7 +249,7 @@ class ModelJudge:
         if not requests:
             return []
         chinese = [is_chinese(r) for r in requests]  # once per request: it reads every passage
-        route_zh = [self.zh in ("embedding", "v2") and c for c in chinese]
+        route_zh = [self.zh == "embedding" and c for c in chinese]
         out: list[Judgment | None] = [None] * len(requests)
         en = [i for i, z in enumerate(route_zh) if not z]
         zh = [i for i, z in enumerate(route_zh) if z]
@@ -270,11 +263,6 @@ class ModelJudge:
                 if self.calibration is not None:
                     j = self.calibrate(requests[i], j, text)
                 out[i] = j.model_copy(update={"judge": self.signature, "explanation": (j.explanation or "") + note})
-        if zh and self.zh_model is not None:
-            for i, j in zip(zh, self.zh_model._judge_each([requests[i] for i in zh], guard)):
-                out[i] = j.model_copy(update={"judge": self.signature, "explanation": (
-                    f"Chinese text: judged by {self.zh_model.path.name}; " + (j.explanation or ""))})
-            zh = []  # guarded by judge-v2 itself
         if zh:
             for i, j in zip(zh, self.zh_judge.judge_batch([requests[i] for i in zh])):
                 out[i] = j.model_copy(update={
@@ -283,9 +271,7 @@ class ModelJudge:
                                     f"({self.zh_judge.signature}), not the model, whose vocabulary reads most "
                                     "Chinese as [UNK]; " + (j.explanation or ""))})
         if guard:
-            routed = set() if self.zh_model is None else {i for i, z in enumerate(route_zh) if z}
-            out = [j if i in routed else self.apply_guard(r, j, text)
-                   for i, (r, j, text) in enumerate(zip(requests, out, evidence))]
+            out = [self.apply_guard(r, j, text) for r, j, text in zip(requests, out, evidence)]
         return out  # type: ignore[return-value]
 
     def calibrate(self, request: Request, judgment: Judgment, evidence: str | None = None) -> Judgment:

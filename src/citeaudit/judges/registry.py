@@ -11,7 +11,7 @@ from citeaudit.errors import JudgeSetupError, UnknownJudge
 from citeaudit.parse.resolve import ResolvedCase
 from citeaudit.judges.base import Judge
 from citeaudit.judges.curated import CuratedJudge
-from citeaudit.judges.spec import (EMBEDDING, HF, MODEL, MODEL_VERSION, ONNX, OPENAI, JudgeOptions, JudgeSpec,
+from citeaudit.judges.spec import (EMBEDDING, HF, MODEL, ONNX, OPENAI, JudgeOptions, JudgeSpec,
                                    Options)
 
 JudgeFactory = Callable[[str, Sequence[ResolvedCase]], Judge]
@@ -86,7 +86,7 @@ def _model_dir(options: Options) -> None:
     stops every command before any work, with the same message."""
     from citeaudit.judges.model import model_dir
 
-    model_dir(options["path"], options["version"])
+    model_dir(options["path"])
 
 
 @_kind("model", "the shipped offline judge (int8 MiniLM cross-encoder + qualifier guard): model[:OPTION=VALUE,...]",
@@ -184,7 +184,7 @@ def judge_directory(spec: JudgeSpec | Any) -> Path | None:
             return Path(options["path"])
         from citeaudit.judges.model import shipped_model_dir
 
-        return shipped_model_dir(str(options.get("version") or MODEL_VERSION))
+        return shipped_model_dir()
     if spec.kind in ("hf", "onnx") and head:
         return Path(head)
     return None

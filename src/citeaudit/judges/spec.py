@@ -54,26 +54,15 @@ def _on_off(value: bool) -> str:
     return "on" if value else "off"
 
 
-# the shipped model judges, by version (src/citeaudit/models/); `model` is the newest unless told
-MODEL_VERSIONS = {"1": "judge-v1", "2": "judge-v2"}
-MODEL_VERSION = "1"
-
 MODEL = JudgeOptions("model", (
-    # not signed: the signature names the directory (judge-v1, judge-v2) and its files' hash
-    Option("version", choice(*MODEL_VERSIONS), MODEL_VERSION,
-           "the shipped model: 1 (judge-v1, English; Chinese by the embedding judge) or 2 (judge-v2, "
-           "English and Chinese)"),
-    Option("path", text("a model directory"), None, "another exported model directory (instead of a version)"),
+    Option("path", text("a model directory"), None, "another exported model directory"),
     # the guard's rules change its judgments: its version is signed with it
     Option("guard", switch(), True, "the qualifier guard", signed="guard",
            show=lambda v: f"on@{_guard_version()}" if v else "off"),
     Option("calibration", switch(), True, "the calibrated decision (off: the model's own argmax)",
            keyword="calibrated", signed="cal", show=_on_off),
     # an adapted judge's directory may hold its own Chinese threshold: the signature shows the one used
-    # auto: the model when its vocabulary reads Chinese (judge-v2), else the embedding judge (judge-v1);
-    # v2: the shipped judge-v2 (its own calibration and guard) beside another model for English.
-    # The judge signs the route it takes.
-    Option("zh", choice("auto", "embedding", "model", "v2"), "auto", "who judges Chinese pairs",
+    Option("zh", choice("embedding", "model"), "embedding", "who judges Chinese pairs",
            signed="zh", show=lambda v: f"embedding:{ZH_EMBEDDING_THRESHOLD}" if v == "embedding" else v),
     Option("band", number(0.0, 0.5), None,
            "half-width of the uncertain band around p(support) = 0.5 (0: never uncertain; default: the "
