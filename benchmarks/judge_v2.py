@@ -2,8 +2,8 @@
 
     python benchmarks/judge_v2.py [--judge SPEC ...] [--sets dev,test,plain,nli] [--rows N] [--cache DIR]
 
-Default judges: `model:version=1` (judge-v1, Chinese by the embedding route) and `model` (today's
-default). For each judge and each set, by source and language: balanced accuracy (full vs the rest)
+Default judge: `model` (judge-v1, Chinese by the embedding route); name a trained bilingual judge with
+`--judge model:path=DIR,zh=model` beside it. For each judge and each set, by source and language: balanced accuracy (full vs the rest)
 with its 95 % bootstrap interval, ROC AUC, the share the judge called uncertain and the accuracy of the
 rest, and the recall of `partial` and `contradicts` (the share of gold partial / contradicts rows the
 judge gave that label).
@@ -133,7 +133,7 @@ def main() -> None:
 
     cache = Path(args.cache)
     cache.mkdir(parents=True, exist_ok=True)
-    specs = args.judge or ["model:version=1", "model"]
+    specs = args.judge or ["model"]
     out: dict = {}
     for set_name in args.sets.split(","):
         rows = rows_of(set_name, args.data, args.rows)

@@ -10,8 +10,8 @@ pairs and the Chinese pairs, the order of the judges flipping each round (the CP
 Prints, per judge, the median seconds per pair in each language and their ratio (Chinese / English),
 and each judge's English seconds against the first judge's.
 
-Default judges: `model:version=1` (judge-v1; Chinese by the embedding judge, two passes of a 12-layer
-encoder per window) and `model:version=2` (judge-v2 in both languages).
+Default judge: `model` (judge-v1; Chinese by the embedding judge, two passes of a 12-layer encoder per
+window); name a bilingual judge directory beside it with `--judge model:path=DIR,zh=model`.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def main() -> None:
     args = ap.parse_args()
     from citeaudit.judges.registry import build_judge, parse_judge
 
-    specs = args.judge or ["model:version=1", "model:version=2"]
+    specs = args.judge or ["model"]
     data = {lang: pairs(lang, args.pairs, args.tokens) for lang in ("en", "zh")}
     print(f"{len(data['en'])} English and {len(data['zh'])} Chinese pairs of {args.tokens} tokens each")
     seconds: dict[str, dict[str, list[float]]] = {s: {"en": [], "zh": []} for s in specs}

@@ -8,6 +8,8 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -45,22 +47,29 @@ def test_the_next_write_removes_only_stale_temporaries_of_its_own_path(tmp_path)
     assert fresh.exists() and all(p.exists() for p in kept)
 
 
+@contextmanager
+def _live_writer(code: str, target: Path) -> Iterator[Path]:
+    """A process running `code` on `target`, alive until the block ends (then killed, as kill -9 would):
+    the path it prints first."""
+    writer = subprocess.Popen([sys.executable, "-c", code, str(target)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        yield Path(writer.stdout.readline().strip())
+    finally:
+        writer.kill()
+        writer.wait()
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="Windows keeps an open file from removal by itself")
 def test_a_live_writer_keeps_its_file_however_old_and_a_killed_ones_is_removed(tmp_path):
     target = tmp_path / "run.jsonl"
     code = ("import sys, os; from citeaudit.files.destinations import temporary_beside\n"
             "fd, name = temporary_beside(sys.argv[1]); os.write(fd, b'{}'); print(name, flush=True)\n"
             "sys.stdin.read()")
-    writer = subprocess.Popen([sys.executable, "-c", code, str(target)], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)
-    try:
-        name = Path(writer.stdout.readline().strip())
+    with _live_writer(code, target) as name:
         os.utime(name, (time.time() - HOURS_AGO,) * 2)  # a slow run: nothing written for two hours
         write_output(target, "another output", "run log")
         assert name.exists()  # its writer holds it
-    finally:
-        writer.kill()
-        writer.wait()
     write_output(target, "again", "run log")
     assert not name.exists()  # killed: no lock, unchanged for two hours
     assert [p.name for p in tmp_path.iterdir()] == ["run.jsonl"]
@@ -86,16 +95,10 @@ def test_a_temporary_folder_is_kept_while_its_writer_lives_or_anything_in_it_cha
     code = ("import sys; from citeaudit.files.destinations import temporary_folder_beside\n"
             "with temporary_folder_beside(sys.argv[1], '--out') as work:\n"
             "    (work / 'part').write_text('half'); print(work, flush=True); sys.stdin.read()")
-    writer = subprocess.Popen([sys.executable, "-c", code, str(target)], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)
-    try:
-        work = Path(writer.stdout.readline().strip())
+    with _live_writer(code, target) as work:
         for path in (work / "part", work):
             os.utime(path, (time.time() - HOURS_AGO,) * 2)
         assert remove_stale_temporaries(target) == [] and work.exists()  # its writer holds it
-    finally:
-        writer.kill()
-        writer.wait()
     os.utime(work / "part")  # changed a moment ago: the folder's own time is not all that counts
     assert remove_stale_temporaries(target) == [] and work.exists()
     os.utime(work / "part", (time.time() - HOURS_AGO,) * 2)
