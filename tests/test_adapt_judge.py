@@ -228,7 +228,7 @@ def test_the_forgetting_check_judges_each_dev_row_over_all_its_passages_whole(ti
 def test_a_judge_that_reads_chinese_is_checked_on_chinese_too(tiny_judge, monkeypatch):
     from citeaudit.judges import model
 
-    monkeypatch.setattr(model, "reads_chinese", lambda tokenizer: True)  # zh=auto: the model judges Chinese
+    monkeypatch.setattr(model, "reads_chinese", lambda tokenizer: True)  # the model judges Chinese itself
     asked = _spy_on_requests(monkeypatch)
     adapter = adapt.Adapter(tiny_judge, adapt.Settings(resamples=20, anchor_rows=20), adapt.Plan("recalibrate", None))
     assert adapter.base_judge.zh == "model"

@@ -56,6 +56,8 @@ def make_judge(model_dir: Path, state: JudgeState, threads: int | None, calibrat
     the int8 model their scores do not depend on the batch). `remembered` keeps the model's own
     judgments (before calibration and guard) by request, for judges that share the weights."""
     judge = ModelJudge(path=model_dir, guard=True, threads=threads, calibrated=False, band=0.0)
+    if judge.reads_chinese:  # a base that reads Chinese judges it itself, and is adapted and checked on it
+        judge.zh = "model"
     judge.calibration = state.calibration if calibrated else None
     judge.band = state.band if calibrated else 0.0
     if state.zh_threshold != float(ZH_EMBEDDING_THRESHOLD):
