@@ -29,7 +29,7 @@ def fit_model_calibration(model_dir: str | Path, rows: Sequence[Row], exclude_so
     accuracy on those rows before and after (in-sample)."""
     judge = ModelJudge(path=model_dir, guard=False, threads=threads, calibrated=False)
     used = [r for r in rows if r.source not in exclude_sources
-            and (judge.zh == "model" or not is_chinese(Request.of(r.claim, r.passages)))]
+            and (judge.reads_chinese or not is_chinese(Request.of(r.claim, r.passages)))]
     if not used:
         raise TrainingError("no rows left to fit on (excluded sources, and Chinese rows for a model that does "
                             "not read Chinese, are skipped)")
