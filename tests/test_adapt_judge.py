@@ -579,3 +579,24 @@ def test_without_torch_it_recalibrates_and_says_why():
     assert plan.english == "recalibrate"
     assert plan.reasons == ["English: torch is not installed (pip install 'citeaudit[train]'): recalibrating only"]
     assert adapt.plan_for(full + rest, [], adapt.Settings(), torch_available=True).english == "fine-tune"
+
+
+def test_pairs_whose_passage_is_no_text_are_left_out_and_counted(tmp_path, runner):
+    from citeaudit.training.team_labels import load_team_labels
+
+    def row(i, text, label="full"):
+        return {"id": f"r{i}", "claim": f"Claim {i} holds.", "passages": [{"id": "p", "text": text}], "label": label}
+
+    path = tmp_path / "labels.jsonl"
+    rows = [row(1, "Claim 1 holds, the page says."), row(2, "https://example.org/page"),
+            row(3, "[4] www.example.org/other", "none"), row(4, "Claim 4 holds: it is written here.", "none")]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    team = load_team_labels([str(path)])
+    assert [r.claim for r in team.rows] == ["Claim 1 holds.", "Claim 4 holds."]
+    assert team.not_text == {"a bare URL": 2}
+    only_urls = tmp_path / "urls.jsonl"
+    only_urls.write_text("".join(json.dumps(r) + "\n" for r in rows[1:3]), encoding="utf-8")
+    result = runner.invoke(main, ["adapt-judge", str(only_urls), "--out", str(tmp_path / "j")])
+    assert result.exit_code == 2
+    assert "no pair left to adapt on: every pair cites a passage that is no text (2 a bare URL)" in result.output
+    assert not (tmp_path / "j").exists()

@@ -69,7 +69,9 @@ def render_text(report: dict) -> str:
              f"{labels['english']['not_full']} not; Chinese {labels['chinese']['full']} full / "
              f"{labels['chinese']['not_full']} not"
              + (f"; {labels['conflicting_pairs_left_out']} pairs with conflicting labels left out"
-                if labels["conflicting_pairs_left_out"] else ""),
+                if labels["conflicting_pairs_left_out"] else "")
+             + "".join(f"; {n} pairs left out whose passage is {why}"
+                       for why, n in (labels.get("pairs_left_out_passage_not_text") or {}).items()),
              f"English: {plan['english'] or 'unchanged'}; Chinese: {plan['chinese'] or 'unchanged'}",
              *[f"  {reason}" for reason in plan["reasons"]]]
     lines += render_figures(report)

@@ -335,7 +335,8 @@ def adapt_judge(team: TeamLabels, out_dir: str | Path, base_dir: str | Path | No
                    "routes": ("the model judges Chinese pairs itself: Chinese and English labels adapt it together"
                               if model_reads_chinese else "English labels adapt the model, Chinese ones the "
                               "embedding route's threshold"),
-                   "conflicting_pairs_left_out": team.conflicts},
+                   "conflicting_pairs_left_out": team.conflicts,
+                   "pairs_left_out_passage_not_text": dict(team.not_text)},
         "base": {"dir": str(base_dir), "sha256": directory_sha256(base_dir)},
         "plan": {"english": plan.english, "chinese": plan.chinese, "reasons": plan.reasons},
         "settings": {k: v for k, v in vars(settings).items() if k != "threads"},

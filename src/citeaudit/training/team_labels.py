@@ -8,7 +8,8 @@ import hashlib
 import json
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from citeaudit.errors import InputError, Problem, TrainingError
@@ -23,6 +24,7 @@ class TeamLabels:
     questions: list[str | None]
     described_as: str
     conflicts: int = 0  # pairs whose labels disagree, left out
+    not_text: dict[str, int] = field(default_factory=dict)  # pairs left out because a passage is no text, by why
 
     def content_hash(self) -> str:
         """SHA-256 of the pairs as used (claim, passage texts, label), order ignored."""
@@ -74,8 +76,40 @@ def load_team_labels(paths: Sequence[str], fmt: str | None = None, load_cases=No
         rows += found
         questions += found_questions
         kinds.append(f"case files{f' (--from {fmt})' if fmt else ''}")
+    rows, questions, not_text = _passages_of_text(rows, questions)
+    if not rows:
+        raise InputError([Problem(paths[0] if paths else "labels", None, "labels",
+                                  "no pair left to adapt on: every pair cites a passage that is no text ("
+                                  + ", ".join(f"{n} {why}" for why, n in not_text.items()) + ")")])
     kept, kept_questions, conflicts = _one_label_a_pair(rows, questions)
-    return TeamLabels(kept, kept_questions, ", ".join(dict.fromkeys(kinds)), conflicts)
+    return TeamLabels(kept, kept_questions, ", ".join(dict.fromkeys(kinds)), conflicts, not_text)
+
+
+# A passage that is only an address: systems that cite a page without its text (ExpertQA has many)
+_BARE_URL = re.compile(r"\s*(?:\[\d+\]\s*)?(?:https?://|www\.)\S+\s*")
+
+
+def not_text(passage: str) -> str | None:
+    """Why a passage is no text a label can rest on (empty, a bare URL), or None when it is text."""
+    if not passage.strip():
+        return "empty"
+    if _BARE_URL.fullmatch(passage):
+        return "a bare URL"
+    return None
+
+
+def _passages_of_text(rows: list[Row], questions: list[str | None]) -> tuple[list[Row], list[str | None], dict[str, int]]:
+    """The pairs whose every passage is text, and how many were left out for each reason: a label given
+    for a page the judge cannot read (its text was never in the pair) teaches the judge nothing true."""
+    kept, kept_questions, dropped = [], [], {}
+    for row, question in zip(rows, questions):
+        why = next((w for w in (not_text(p.text) for p in row.passages) if w), None)
+        if why:
+            dropped[why] = dropped.get(why, 0) + 1
+        else:
+            kept.append(row)
+            kept_questions.append(question)
+    return kept, kept_questions, dropped
 
 
 def _is_case_file(path: str) -> bool:
