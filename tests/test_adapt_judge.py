@@ -600,3 +600,13 @@ def test_pairs_whose_passage_is_no_text_are_left_out_and_counted(tmp_path, runne
     assert result.exit_code == 2
     assert "no pair left to adapt on: every pair cites a passage that is no text (2 a bare URL)" in result.output
     assert not (tmp_path / "j").exists()
+
+
+def test_the_band_recorded_is_the_one_the_forgetting_check_kept(tiny_judge, monkeypatch):
+    from dataclasses import replace
+
+    adapter = adapt.Adapter(tiny_judge, adapt.Settings(resamples=20), adapt.Plan("recalibrate", None))
+    monkeypatch.setattr(adapter, "guarded", lambda state, stage: (replace(state, band=0.07), {"kept": 0.5}))
+    state, record = adapter.adapt(_rows(40, "en"), [], "recalibrating")
+    assert state.band == 0.07 and record["english"]["band"] == 0.07  # the card, the JSON and the judge agree
+    assert record["english"]["band_before_the_forgetting_check"] != 0.07

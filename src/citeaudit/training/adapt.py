@@ -227,6 +227,9 @@ class Adapter:
                                  **history}
         if self.plan.english is not None and not self.settings.domain_only:
             state, record["forgetting"] = self.guarded(state, stage or "recalibrating")
+            if record["english"]["band"] != state.band:  # the check kept part of the adaptation: its band too
+                record["english"]["band_before_the_forgetting_check"] = record["english"]["band"]
+                record["english"]["band"] = state.band
         if self.plan.chinese == "recalibrate":
             found = best_threshold([r.label == "full" for r in chinese], self.similarities(chinese))
             if found is not None:
