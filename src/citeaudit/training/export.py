@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from citeaudit.records import file_sha256
@@ -46,7 +48,38 @@ def _tokenizer_json(hf_dir: Path, dest: Path) -> None:
     AutoTokenizer.from_pretrained(base_model_dir(), use_fast=True).save_pretrained(dest)
 
 
+@contextmanager
+def libraries_quiet() -> Iterator[None]:
+    """The libraries' own noise kept out of citeaudit's output while they export and quantise: the ONNX
+    tracer's and transformers' warnings, transformers' load reports and progress bars, and onnxruntime's
+    advice to pre-process before quantising (given on the root logger)."""
+    import logging
+    import warnings
+
+    from transformers.utils import logging as hf_logging
+
+    root, level, verbosity = logging.getLogger(), logging.getLogger().level, hf_logging.get_verbosity()
+    bars = hf_logging.is_progress_bar_enabled()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            root.setLevel(logging.ERROR)
+            hf_logging.set_verbosity_error()
+            hf_logging.disable_progress_bar()
+            yield
+    finally:
+        root.setLevel(level)
+        hf_logging.set_verbosity(verbosity)
+        if bars:
+            hf_logging.enable_progress_bar()
+
+
 def export_fp32(hf_dir: Path, dest: Path, max_len: int = 256) -> Path:
+    with libraries_quiet():
+        return _export_fp32(hf_dir, dest, max_len)
+
+
+def _export_fp32(hf_dir: Path, dest: Path, max_len: int = 256) -> Path:
     import torch
     from transformers import BertForSequenceClassification
 
@@ -105,7 +138,8 @@ def quantize_int8(fp32_dir: Path, out_dir: Path) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     for stale in out_dir.glob("*.onnx"):
         stale.unlink()
-    quantize_dynamic(str(fp32_dir / "model.onnx"), str(out_dir / "model_int8.onnx"), weight_type=QuantType.QInt8)
+    with libraries_quiet():
+        quantize_dynamic(str(fp32_dir / "model.onnx"), str(out_dir / "model_int8.onnx"), weight_type=QuantType.QInt8)
     for name in ("tokenizer.json", "config.json"):
         shutil.copyfile(fp32_dir / name, out_dir / name)
     return out_dir / "model_int8.onnx"
