@@ -555,9 +555,11 @@ def test_cli_reads_another_tools_file_and_says_when_its_labels_are_too_few(tiny_
     result = runner.invoke(main, ["adapt-judge", fixture, "--from", "expertqa", "--out", str(out),
                                   "--base", str(tiny_judge)])
     assert result.exit_code == 2, result.output
-    # the experts' 10 labels reached the command, and it names what it would need
+    # the experts' 10 labels reached the command (one cites a bare URL, left out), and it names what it
+    # would need
     assert "too few labels to adapt the judge" in result.output
-    assert "8 full, 2 not full" in result.output and not out.exists()
+    assert "8 full, 1 not full" in result.output and not out.exists()
+    assert "1 pair left out whose passage is a bare URL" in result.output
     bad = runner.invoke(main, ["adapt-judge", fixture, "--option", "x=1", "--out", str(out)])
     assert bad.exit_code == 2 and "reader options need --from FORMAT" in bad.output
 

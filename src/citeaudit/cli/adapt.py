@@ -70,7 +70,7 @@ def render_text(report: dict) -> str:
              f"{labels['chinese']['not_full']} not"
              + (f"; {labels['conflicting_pairs_left_out']} pairs with conflicting labels left out"
                 if labels["conflicting_pairs_left_out"] else "")
-             + "".join(f"; {n} pairs left out whose passage is {why}"
+             + "".join(f"; {n} pair{'s' if n != 1 else ''} left out whose passage is {why}"
                        for why, n in (labels.get("pairs_left_out_passage_not_text") or {}).items()),
              f"English: {plan['english'] or 'unchanged'}; Chinese: {plan['chinese'] or 'unchanged'}",
              *[f"  {reason}" for reason in plan["reasons"]]]

@@ -346,7 +346,9 @@ def adapt_judge(team: TeamLabels, out_dir: str | Path, base_dir: str | Path | No
     }
     if plan.english is None and plan.chinese is None:
         raise InputError([Problem(team.described_as or "labels", None, "labels",
-                                  "too few labels to adapt the judge: " + "; ".join(plan.reasons))])
+                                  "too few labels to adapt the judge: " + "; ".join(plan.reasons)
+                                  + "".join(f"; {n} pair{'s' if n != 1 else ''} left out whose passage is {why}"
+                                            for why, n in team.not_text.items()))])
     # made first: a destination that cannot be written is refused before any work
     with temporary_folder_beside(out, "--out") as work, _temporaries_in(work):
         adapter = Adapter(base_dir, settings, plan, progress)
