@@ -216,7 +216,7 @@ def derived_pairs(passages: Iterable[tuple[str, str]], per_kind: int, seed: int 
             elif kind == "elsewhere":
                 if other_sents is not sents and other_source == source:
                     claim = other_sents[other_i]
-            if claim and claim != s or kind == "copy":
+            if kind == "copy" or (claim and claim != s):  # every other kind must change the sentence
                 made[kind] += 1
                 out.append({"premise": _window(sents, i, rng, zh), "hypothesis": claim, "label": LABELS[kind],
                             "source": f"derived-{lang}", "kind": "derived", "derived": kind})

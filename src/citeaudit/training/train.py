@@ -70,7 +70,7 @@ _WORD = re.compile(r"\w+")
 
 def _overlap(claim: str, text: str) -> float:
     if has_han(claim):  # a run of Han characters is one \w+ "word": compare character bigrams instead
-        from citeaudit.judges.calibration import claim_word_recall
+        from citeaudit.judges.calibration import claim_word_recall  # numpy: not on the CLI's start-up path
 
         return claim_word_recall(claim, text)
     c = set(w.lower() for w in _WORD.findall(claim))
