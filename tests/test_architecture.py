@@ -153,7 +153,7 @@ def test_parsing_imports_nothing_of_the_judges():
 
 # The flow, in import order: a package imports the ground (citeaudit's top-level modules) and the packages
 # before it, never one after it. `files/` comes after `parse/`: reading a case file resolves it.
-FLOW = ("parse", "files", "judges", "metrics", "run", "report", "training", "examples", "desk", "testing", "cli")
+FLOW = ("parse", "files", "judges", "metrics", "run", "report", "training", "examples", "desk", "testing", "integrations", "cli")
 
 
 def _place(module: str) -> int | None:
