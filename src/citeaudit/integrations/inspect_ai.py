@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import threading
+from pathlib import Path
 from typing import Any
 
 from citeaudit.errors import InputError, Problem
@@ -64,13 +65,13 @@ def pooled_support() -> Metric:
 
 @scorer(metrics=[mean(), stderr(), pooled_support()], name="citation_support")
 def citation_support(judge: str | Judge = DEFAULT_JUDGE, *, cite: str = "order", contexts_key: str = CONTEXTS_KEY,
-                     store: str | None = None) -> Scorer:
+                     store: str | Path | None = None) -> Scorer:
     """Scores each sample's cited answer against its retrieved contexts with a citeaudit judge.
 
     judge: a judge spec (`model`, the shipped offline judge; `openai:MODEL`, ...), built once per scorer.
     cite: `order` (`[n]` names the n-th context) or `id` (markers name the contexts' own ids).
     contexts_key: the key of `state.metadata` that holds the contexts.
-    store: a file of recorded judgments, replayed on the next run."""
+    store: a judgment store file (docs/runs.md), read first and filled with what the judge is asked."""
     import anyio
 
     built: list[Judge] = []

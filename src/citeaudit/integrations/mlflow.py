@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from pydantic import PrivateAttr
@@ -52,14 +53,14 @@ class CitationSupport(Scorer):
         or a judge already built (`core.judge_for`).
     cite: `order` (`[n]` names the n-th context) or `id` (markers name the contexts' own ids).
     contexts_key: the key of `expectations` or `inputs` that holds the contexts.
-    store: a file of recorded judgments, replayed on the next run."""
+    store: a judgment store file (docs/runs.md), read first and filled with what the judge is asked."""
 
     name: str = "citation_support"
     description: str | None = "citeaudit support: supported cited claims / claims the judge was sure of"
     judge: Any = DEFAULT_JUDGE  # a spec, or a Judge
     cite: str = "order"
     contexts_key: str = CONTEXTS_KEY
-    store: str | None = None
+    store: str | Path | None = None
 
     _built: Any = PrivateAttr(default=None)
     # mlflow.genai.evaluate scores rows in parallel threads; one judge is built and used by one at a time
