@@ -160,7 +160,8 @@ def test_deepevals_copies_of_the_metric_share_its_judge(judge):
 def test_cite_id_reads_the_sources_deepeval_gives(judge):
     contexts = [RetrievedContextData(context=CONTEXTS[0], source="manual-v3"),
                 RetrievedContextData(context=CONTEXTS[1], source="catalogue")]
-    answer = "The continuous operating temperature limit is 80 °C [manual-v3]. The P7 was designed in Finland [catalogue]."
+    answer = ("The continuous operating temperature limit is 80 °C [manual-v3]. "
+              "The P7 was designed in Finland [catalogue].")
     metric = CitationSupport(judge=judge, cite="id")
     assert metric.measure(LLMTestCase(input=QUESTION, actual_output=answer, retrieval_context=contexts)) == 0.5
     assert metric.score_breakdown["per_claim"][1]["citations"] == ["catalogue"]
@@ -197,3 +198,16 @@ def test_a_missing_field_is_deepevals_missing_parameter(judge):
     with pytest.raises(MissingTestCaseParamsError, match="retrieval_context"):
         metric.measure(LLMTestCase(input=QUESTION, actual_output=ANSWER))
     assert metric.score is None
+
+
+def test_without_deepeval_the_error_names_the_extra(monkeypatch):
+    import importlib
+    import sys
+
+    from citeaudit.errors import MissingExtra
+
+    monkeypatch.delitem(sys.modules, "citeaudit.integrations.deepeval")
+    monkeypatch.setitem(sys.modules, "deepeval.metrics", None)
+    with pytest.raises(MissingExtra, match=r"^citeaudit's DeepEval metric needs deepeval\.metrics, .*: "
+                                           r"pip install 'citeaudit\[deepeval\]'$"):
+        importlib.import_module("citeaudit.integrations.deepeval")

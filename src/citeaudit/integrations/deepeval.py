@@ -24,7 +24,7 @@ from typing import Any
 
 from citeaudit.errors import InputError, Problem
 from citeaudit.extras import require
-from citeaudit.integrations.core import (CITES, DEFAULT_JUDGE, NOT_SCORED, CitationResult, check_citations,
+from citeaudit.integrations.core import (CITES, DEFAULT_JUDGE, EXCERPT, NOT_SCORED, CitationResult, check_citations,
                                          in_harness_terms, judge_for)
 
 # Everything of DeepEval below comes from these modules; a missing DeepEval names the extra to install.
@@ -127,7 +127,7 @@ def _record(test_case: Any) -> str:
     if getattr(test_case, "name", None):
         return f"test case '{test_case.name}'"
     text = test_case.input or ""
-    return f"test case (input {text[:60] + '…' if len(text) > 60 else text!r})"
+    return f"test case (input {text if len(text) <= EXCERPT else text[:EXCERPT - 1] + '…'!r})"
 
 
 def _context(context: Any) -> Any:
