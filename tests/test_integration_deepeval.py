@@ -211,3 +211,26 @@ def test_without_deepeval_the_error_names_the_extra(monkeypatch):
     with pytest.raises(MissingExtra, match=r"^citeaudit's DeepEval metric needs deepeval\.metrics, .*: "
                                            r"pip install 'citeaudit\[deepeval\]'$"):
         importlib.import_module("citeaudit.integrations.deepeval")
+
+
+def test_assert_test_fails_on_an_answer_not_scored(judge, tmp_path, monkeypatch, offline):
+    monkeypatch.chdir(tmp_path)
+    case = LLMTestCase(input="Does Eco save energy?", actual_output=UNSURE, retrieval_context=[UNSURE_CONTEXT])
+    with pytest.raises(AssertionError, match=r"Citation Support \(score: None, .*error: not scored: support n/a"):
+        deepeval.assert_test(case, [CitationSupport(judge=judge)])
+    deepeval.assert_test(LLMTestCase(input=QUESTION, actual_output=ANSWER, retrieval_context=CONTEXTS),
+                         [CitationSupport(judge=judge, threshold=0.5)])
+
+
+def test_the_documentation_runs(tmp_path, monkeypatch, offline):
+    """docs/integrations/deepeval.md: its Python blocks, in order, in one namespace."""
+    import re
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[1] / "docs" / "integrations" / "deepeval.md"
+    blocks = re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), re.S)
+    assert len(blocks) == 3
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {}
+    for block in blocks:
+        exec(compile(block, str(page), "exec"), namespace)

@@ -189,3 +189,16 @@ def test_without_ragas_the_error_names_the_extra(monkeypatch):
     with pytest.raises(MissingExtra, match=r"^citeaudit's RAGAS metric needs ragas\.metrics\.base, .*: "
                                            r"pip install 'citeaudit\[ragas\]'$"):
         importlib.import_module("citeaudit.integrations.ragas")
+
+
+def test_the_documentation_runs(offline):
+    """docs/integrations/ragas.md: its Python blocks, in order, in one namespace."""
+    import re
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[1] / "docs" / "integrations" / "ragas.md"
+    blocks = re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), re.S)
+    assert len(blocks) == 5
+    namespace: dict = {}
+    for block in blocks:
+        exec(compile(block, str(page), "exec"), namespace)
