@@ -11,10 +11,10 @@
 the contexts' own ids, given as DeepEval's `RetrievedContextData(context=..., source=ID)`.
 
 An answer none of whose claims could be scored (every claim one the judge was unsure of, or no claim at
-all) gets no score: `score` is None and `error` says "not scored" with the reason, which DeepEval shows
-as ERROR, counts as neither a pass nor a score, never caches, and `assert_test` fails on. A 0 would
-claim the citations were checked and failed; DeepEval's other "no verdict" (success None without an
-error) would let the test case pass on no evidence.
+all) gets no score: `score` is None and `error` says "not scored" with the reason. DeepEval shows it as
+ERROR with score N/A, leaves it out of the average score, does not pass the test case (`assert_test`
+fails on it) and never caches it. A 0 would claim the citations were checked and failed; DeepEval's other
+"no verdict" (success None without an error) would let the test case pass on no evidence.
 """
 
 from __future__ import annotations
