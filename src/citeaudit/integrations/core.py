@@ -197,6 +197,30 @@ def _p_support(judgment: Any) -> float | None:
     return round(scores["support"], 4) if scores and "support" in scores else None
 
 
+# Where check_citations' problems arise (the one-answer case verify builds, the contexts read), and the
+# part of the harness's record each stands for.
+_PARTS: tuple[tuple[str, str], ...] = (("answers[0].text", "answer"), ("answers[0]", "answer"), ("sources", "contexts"),
+                                       ("question", "question"))
+
+
+def in_harness_terms(err: InputError, record: str, fields: Mapping[str, str]) -> InputError:
+    """`err`, raised by check_citations, with every problem placed where the harness's user gave it:
+    `record` names the test case or row, `fields` the harness's names for "question", "answer" and
+    "contexts" (DeepEval: `{"answer": "actual_output", "contexts": "retrieval_context"}`), so that
+    "verify: answers[0].text: ... unknown passage id '3'" reads "test case 'p7': actual_output: ...".
+    The n-th context is source n-1 under either cite convention, so an index carries over."""
+    def place(problem: Problem) -> Problem:
+        path = problem.path
+        if problem.file == "contexts" and path.startswith("["):  # context_documents: the n-th context
+            return Problem(record, None, fields.get("contexts", "contexts") + path, problem.message)
+        for prefix, part in _PARTS:
+            if path == prefix or path.startswith((prefix + ".", prefix + "[")):
+                return Problem(record, None, fields.get(part, part) + path[len(prefix):], problem.message)
+        return Problem(record, None, path, problem.message)
+
+    return InputError([place(p) for p in err.problems])
+
+
 def judge_for(spec: str | Judge) -> Judge:
     """A judge built once from its spec, for an adapter that scores many answers (building the model
     judge loads its ONNX session; a harness calls the scorer once per test case)."""
