@@ -1,5 +1,7 @@
 """Shared fixtures."""
 
+import socket
+
 import pytest
 from click.testing import CliRunner
 
@@ -49,3 +51,23 @@ def shots(request, test_output):
     out = test_output / request.module.SCREENSHOTS
     out.mkdir(exist_ok=True)
     return out
+
+
+@pytest.fixture
+def offline(monkeypatch):
+    """No model keys, and every connection to a network address fails the test (an event loop's local
+    sockets are left be): the harness integrations must run with nothing but this machine."""
+    attempts = []
+    connect = socket.socket.connect
+
+    def guarded(sock, address):
+        if sock.family in (socket.AF_INET, socket.AF_INET6):
+            attempts.append(address)
+            raise OSError(f"offline test tried to connect to {address}")
+        return connect(sock, address)
+
+    monkeypatch.setattr(socket.socket, "connect", guarded)
+    for key in ("OPENAI_API_KEY", "CONFIDENT_API_KEY"):
+        monkeypatch.delenv(key, raising=False)
+    yield
+    assert not attempts, f"network connections attempted: {attempts}"

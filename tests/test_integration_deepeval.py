@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 
 import pytest
 
@@ -48,23 +47,6 @@ UNSURE = "Eco reduces annual energy by 15% [1]."
 def judge():
     return judge_for("model")
 
-
-@pytest.fixture
-def offline(monkeypatch):
-    """Every connection to a network address fails the test; local sockets (an event loop's) are left be."""
-    attempts = []
-    connect = socket.socket.connect
-
-    def guarded(sock, address):
-        if sock.family in (socket.AF_INET, socket.AF_INET6):
-            attempts.append(address)
-            raise OSError(f"offline test tried to connect to {address}")
-        return connect(sock, address)
-
-    monkeypatch.setattr(socket.socket, "connect", guarded)
-    monkeypatch.delenv("CONFIDENT_API_KEY", raising=False)
-    yield
-    assert not attempts, f"network connections attempted: {attempts}"
 
 
 def cli_support(runner, tmp_path, answer: str, contexts: list[str]) -> float | None:
@@ -221,16 +203,3 @@ def test_assert_test_fails_on_an_answer_not_scored(judge, tmp_path, monkeypatch,
     deepeval.assert_test(LLMTestCase(input=QUESTION, actual_output=ANSWER, retrieval_context=CONTEXTS),
                          [CitationSupport(judge=judge, threshold=0.5)])
 
-
-def test_the_documentation_runs(tmp_path, monkeypatch, offline):
-    """docs/integrations/deepeval.md: its Python blocks, in order, in one namespace."""
-    import re
-    from pathlib import Path
-
-    page = Path(__file__).resolve().parents[1] / "docs" / "integrations" / "deepeval.md"
-    blocks = re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), re.S)
-    assert len(blocks) == 3
-    monkeypatch.chdir(tmp_path)
-    namespace: dict = {}
-    for block in blocks:
-        exec(compile(block, str(page), "exec"), namespace)

@@ -1,4 +1,5 @@
-"""docs/integrations.md runs: every section's Python blocks, in order, in a namespace of their own."""
+"""docs/integrations.md runs: every section's Python blocks, in order, in a namespace of their own, offline
+(a block that opens a network connection fails: conftest's `offline`)."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ def test_every_adapter_has_a_section_that_runs():
 
 
 @pytest.mark.parametrize("title", sorted(sections()))
-def test_section_runs(title, tmp_path, monkeypatch):
+def test_section_runs(title, tmp_path, monkeypatch, offline):
     for key, module in NEEDS.items():
         if key in title:
             pytest.importorskip(module)

@@ -1,4 +1,4 @@
-"""citeaudit's support figure as a DeepEval metric (docs/integrations/deepeval.md).
+"""citeaudit's support figure as a DeepEval metric (docs/integrations.md).
 
     from deepeval.test_case import LLMTestCase
     from citeaudit.integrations.deepeval import CitationSupport

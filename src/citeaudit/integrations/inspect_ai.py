@@ -1,4 +1,4 @@
-"""citeaudit's support figure as an Inspect scorer (docs/integrations/inspect.md).
+"""citeaudit's support figure as an Inspect scorer (docs/integrations.md).
 
     from inspect_ai import Task
     from inspect_ai.dataset import Sample

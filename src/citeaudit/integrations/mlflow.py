@@ -1,4 +1,4 @@
-"""citeaudit's support figure as an MLflow GenAI scorer (docs/integrations/mlflow.md).
+"""citeaudit's support figure as an MLflow GenAI scorer (docs/integrations.md).
 
     import mlflow
     from citeaudit.integrations.mlflow import citation_support

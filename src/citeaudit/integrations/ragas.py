@@ -1,4 +1,4 @@
-"""citeaudit's support figure as a RAGAS metric (docs/integrations/ragas.md).
+"""citeaudit's support figure as a RAGAS metric (docs/integrations.md).
 
     from ragas import EvaluationDataset, evaluate
     from citeaudit.integrations.ragas import CitationSupport
