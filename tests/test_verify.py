@@ -236,6 +236,20 @@ def test_unknown_citation_is_located():
     assert "answers[0]" in str(err.value) and "S9" in str(err.value)
 
 
+def test_unknown_citation_counted_is_a_gap_judged_by_rule():
+    """A generated answer citing what names no source: its claim is unsupported by rule, not refused."""
+    judge = TableJudge({"The sky is blue.": ("full", False)})
+    sources = {"S1": "The sky is blue.", "S2": "The grass is green."}
+    result = verify("The sky is blue [S1]. The grass is green [S9].", sources, judge, repair=None,
+                    invalid_citations="count")
+    assert result.decision == "revise" and judge.asked == ["The sky is blue."]  # the rule asks no judge
+    gap = result.gaps[0]
+    assert (gap.label, gap.citations, gap.reason) == ("none", [], "cites [S9], which names no passage")
+    assert gap.sentence == "The sources do not establish that the grass is green."  # it did cite something
+    assert "|invalid:count|" in result.signature
+    assert "|invalid:" not in verify("The sky is blue [S1].", sources, judge).signature  # the default: unprinted
+
+
 def test_bad_source_is_located():
     with pytest.raises(InputError) as err:
         verify("x [S1].", [{"id": "S1"}, {"id": "S2", "text": "ok", "colour": 1}], TableJudge({}))

@@ -171,18 +171,19 @@ def _context_text(context: Any) -> str | None:
 
 def check_citations(question: str, answer: str, contexts: Any, judge: str | Judge = DEFAULT_JUDGE, *,
                     cite: str = "order", store: str | JudgmentStore | None = None, policy: Any = None,
-                    repair: bool = False) -> CitationResult:
+                    repair: bool = False, invalid_citations: str = "error") -> CitationResult:
     """Judge `answer`'s cited claims against `contexts` as `citeaudit score` would, and return the support
     figure with everything behind it. `judge`: a judge spec (`model`, `model:guard=off`, `openai:MODEL`,
     …) or a Judge built once and reused across calls (see `judge_for`). `store`: recorded judgments,
     replayed on the next call. `repair`: also look among the other contexts for a citation that
-    supports a failing claim (verify's repair; more judging)."""
+    supports a failing claim (verify's repair; more judging). `invalid_citations`: a marker naming no
+    context is an InputError ("error") or an unsupported claim ("count", verify's)."""
     from citeaudit.run.repair import RepairOptions
     from citeaudit.run.verify import verify
 
     docs = context_documents(contexts, cite)
     result = verify(answer, docs, judge, policy, store=store, question=question or "",
-                    repair=RepairOptions() if repair else None)
+                    repair=RepairOptions() if repair else None, invalid_citations=invalid_citations)
     report = result._report
     claims = tuple(ClaimVerdict(text=c.text, citations=tuple(c.citations), label=c.label, supported=c.supported,
                                 p_support=_p_support(c.judgment))

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
@@ -38,15 +38,16 @@ from citeaudit.judges import Judge, Judgments, JudgeSpec, JudgmentStore, judgmen
 from citeaudit.metrics import Report, Settings
 from citeaudit.run.pipeline import case_report
 from citeaudit.metrics import names as N
-from citeaudit.metrics.scoring import AnswerResult, ClaimResult, by_rule, plan_requests
+from citeaudit.metrics.scoring import INVALID_CITATION_JUDGE, AnswerResult, ClaimResult, by_rule, plan_requests
 from citeaudit.records import Answer, Case, Document, Judgment, Passage, SourcePassage
 from citeaudit.run.advice import guard_notes
 from citeaudit.run.repair import RepairOptions, Repairer, confidence, kept_note, place
 from citeaudit.run.results import ClaimRepair
-from citeaudit.parse.resolve import ResolvedCase, resolve
+from citeaudit.parse.resolve import Reading, ResolvedCase, resolve
 from citeaudit.text import NOT_NAMES
 
 Decision = Literal["deliver", "revise", "abstain"]
+Invalid = Literal["error", "count"]  # a citation naming no passage: refused, or kept as a claim that is not supported
 # The command line's exit code for each decision (2 and 3 keep their meanings: bad input, judge failure).
 EXIT_CODES: dict[str, int] = {"deliver": 0, "revise": 1, "abstain": 4}
 DEFAULT_JUDGE = "model"  # the shipped offline judge: needs no labels and no network
@@ -322,14 +323,14 @@ def _answer(answer: Any) -> Answer:
         raise InputError(validation_problems(err, "verify", ("answer",))) from None
 
 
-def _case(answer: Any, sources: Any, question: str, where: _Where = _Where(), answer_file: str = "verify"
-          ) -> ResolvedCase:
+def _case(answer: Any, sources: Any, question: str, where: _Where = _Where(), answer_file: str = "verify",
+          invalid_citations: Invalid = "error") -> ResolvedCase:
     documents, paths = _documents(sources, where)
     try:
         case = Case(id="verify", question=question, sources=documents, answers=[_answer(answer)])
     except ValidationError as err:
         raise InputError(validation_problems(err, "verify")) from None
-    rc, problems = resolve(case)
+    rc, problems = resolve(case, Reading(invalid_citations=invalid_citations))
     if problems:
         raise InputError([_located(path, message, paths, where, answer_file) for path, message in problems])
     return rc
@@ -366,23 +367,29 @@ def answer_file_case(answer_path: str | Path, sources_path: str | Path, answer_i
 def verify(answer: str | Answer | Mapping[str, Any], sources: Any, judge: str | Judge = DEFAULT_JUDGE,
            policy: Policy | None = None, *, store: str | Path | JudgmentStore | None = None,
            budget: SearchBudget | None = None, question: str = "",
-           repair: RepairOptions | None = RepairOptions()) -> Verification:
+           repair: RepairOptions | None = RepairOptions(), invalid_citations: Invalid = "error") -> Verification:
     """Verify `answer` (raw text with citation markers, or an Answer record) against `sources` (a mapping
     id -> text, or a list of documents or passages, as records or dicts).
 
     `judge` is a Judge or a judge spec (`model`, `model:guard=off`, `openai:MODEL`, …); the curated judge
     needs labels, so pass a `CuratedJudge` built from labelled cases. `store` records judgments (and
     replays them on the next call). With a spent `budget`, gaps are stated as limitations. `repair`: how
-    far to look among the other sources for a citation that supports a gap's claim (None: not at all)."""
-    rc = _case(answer, sources, question)
-    return verify_case(rc, rc.case.answers[0].id, judge, policy, store=store, budget=budget, repair=repair)
+    far to look among the other sources for a citation that supports a gap's claim (None: not at all).
+    `invalid_citations`: a marker naming no source is an InputError ("error", for a hand-written answer:
+    a typo to fix), or ("count", for a generated one: the model's mistake) its statement's claims are
+    judged unsupported by rule and become gaps."""
+    rc = _case(answer, sources, question, invalid_citations=invalid_citations)
+    return verify_case(rc, rc.case.answers[0].id, judge, policy, store=store, budget=budget, repair=repair,
+                       invalid_citations=invalid_citations)
 
 
 def verify_case(rc: ResolvedCase, answer_id: str, judge: str | Judge = DEFAULT_JUDGE, policy: Policy | None = None,
                 *, store: str | Path | JudgmentStore | None = None, budget: SearchBudget | None = None,
-                repair: RepairOptions | None = RepairOptions()) -> Verification:
-    """Verify one answer of a resolved case (a case file's answer: `citeaudit verify CASE --answer ID`)."""
+                repair: RepairOptions | None = RepairOptions(), invalid_citations: Invalid = "error") -> Verification:
+    """Verify one answer of a resolved case (a case file's answer: `citeaudit verify CASE --answer ID`);
+    `invalid_citations` as the case was resolved."""
     policy = policy or Policy()
+    settings = replace(VERIFY_SETTINGS, invalid_citations=invalid_citations)
     answer = next((a for a in rc.case.answers if a.id == answer_id), None)
     if answer is None:
         known = ", ".join(a.id for a in rc.case.answers) or "none"
@@ -394,8 +401,8 @@ def verify_case(rc: ResolvedCase, answer_id: str, judge: str | Judge = DEFAULT_J
     else:
         judgments = Judgments(judge, JudgmentStore(store) if isinstance(store, (str, Path)) else store)
     if judgments.batched:
-        judgments.fill(plan_requests([one], VERIFY_SETTINGS))  # model and remote judges work in batches
-    report = case_report(one, judgments, VERIFY_SETTINGS)
+        judgments.fill(plan_requests([one], settings))  # model and remote judges work in batches
+    report = case_report(one, judgments, settings)
     repairer = Repairer(judgments, repair) if repair is not None else None
     result = _verification(one, report.answers[0], policy, report, budget, repairer)
     result._report, result._judgments = report, judgments
@@ -433,11 +440,13 @@ def _verification(rc: ResolvedCase, scored: AnswerResult, policy: Policy, report
 
 
 def _signature(report: Report, policy: Policy, repairer: Repairer | None = None) -> str:
-    """verify|judge:…|[parse:…|claims:…|]partial:…|max_unsupported:…|[repair:candidates:…|budget:…|rank:…|]version:…"""
+    """verify|judge:…|[parse:…|claims:…|][invalid:count|]partial:…|max_unsupported:…|[repair:candidates:…|budget:…|rank:…|]version:…"""
     sig = report.run_signature
     parts = ["verify", f"judge:{sig.judge}"]
     if sig.parser is not None:
         parts += [f"parse:{sig.parser}", f"claims:{sig.claims}"]
+    if sig.invalid != "error":  # printed only when not the default, as a figure's signature prints it
+        parts.append(f"invalid:{sig.invalid}")
     repairs = [f"repair:{repairer.options.render()}"] if repairer is not None else []
     return "|".join(parts + [policy.render(), *repairs, f"version:{sig.version}"])
 
@@ -474,7 +483,8 @@ def _sentence(rc: ResolvedCase, claim: ClaimResult, label: str, budget: SearchBu
     if budget is not None:
         searches = f"{budget.used} search{'es' if budget.used != 1 else ''}"
         return f"After {searches}, the sources do not establish that {said}."
-    if not claim.citations:
+    invalid = claim.judgment is not None and claim.judgment.judge == INVALID_CITATION_JUDGE
+    if not claim.citations and not invalid:  # a claim citing only what names no source did cite something
         return f"No source is cited for the claim that {said}."
     if label == "contradicts":
         return f"The sources contradict the claim that {said}."
