@@ -316,11 +316,13 @@ def test_the_example_app_prints_the_revised_answer(capsys):
 
 
 def test_the_docs_page_blocks_run_in_order():
-    """docs/integrations/langchain.md: its Python blocks, in order, in one namespace."""
+    """docs/integrations.md's LangChain section: its Python blocks, in order, in one namespace, and what
+    they show."""
     import re
 
-    page = ROOT / "docs" / "integrations" / "langchain.md"
-    blocks = re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), re.S)
+    page = ROOT / "docs" / "integrations.md"
+    section = page.read_text(encoding="utf-8").split("\n## LangChain", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
     assert len(blocks) == 4
     namespace: dict = {}
     for block in blocks:
