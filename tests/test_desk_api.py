@@ -734,3 +734,37 @@ def test_a_slow_suggestion_on_a_long_passage_leaves_the_desk_answering():
         again = client.post("/api/suggestion", json={"case": "returns-desk", "answer": "overbroad-claim",
                                                      "statement": 0}).json()
         assert (again["version"], again["claims"][0]["action"]) == (1, "none_found")
+
+
+# --- the language of what the desk shows --------------------------------------------------------------
+
+
+def test_the_state_says_the_language_of_the_session_its_answer_and_passages(client):
+    from pathlib import Path
+
+    snap = client.get("/api/state").json()  # the built-in examples: English
+    assert snap["lang"] == "en" and snap["answer"]["lang"] == "en"
+    assert {p["lang"] for p in snap["passages"]} == {"en"}
+    pairs = Path(__file__).parent / "fixtures" / "formats" / "pairs_citecheck.jsonl"  # CiteCheck rows: Chinese
+    chinese = TestClient(create_app(desk_session([str(pairs)], source_format="pairs")), base_url=DESK)
+    snap = chinese.get("/api/state", params={"case": "citecheck:565:518"}).json()
+    assert snap["lang"] == "zh" and snap["answer"]["lang"] == "zh"
+    assert snap["case"]["lang"] == "en"  # a labelled pair has no question: nothing to read as Chinese
+    assert [p["lang"] for p in snap["passages"]] == ["zh"]
+
+
+def test_a_session_s_language_is_the_one_most_answers_are_in():
+    from citeaudit.desk import DeskSession
+    from citeaudit.records import Case
+
+    def case(i, text):
+        claim = text.replace(" [S1]", "")
+        return Case.model_validate({"id": f"c{i}", "question": "q?", "sources": [{"id": "S1", "text": "passage"}],
+                                    "answers": [{"id": "a", "text": text}],
+                                    "labels": [{"claim": claim, "passages": ["S1"], "label": "none"}]})
+
+    zh, en = "连续运行温度上限为 80 °C [S1]。", "The continuous limit is 80 °C [S1]."
+    assert DeskSession([case(1, zh), case(2, zh), case(3, en)]).lang == "zh"
+    assert DeskSession([case(1, zh), case(2, en)]).lang == "en"  # a tie: the desk's own words are English
+    mixed = DeskSession([case(1, zh), case(2, en), case(3, en)])
+    assert mixed.lang == "en" and mixed.snapshot("c1")["answer"]["lang"] == "zh"
