@@ -57,7 +57,10 @@ def test_markdown_and_text_formats_carry_counts_and_signatures(runner, tmp_path)
     assert md.index("## Summary") < md.index("## Case p7")
     assert "`support|judge:curated@1#" in md
     text = runner.invoke(main, ["score", str(tmp_path / "manual_audit.json")]).output
-    assert "contradicts" in text and "signatures:" in text
+    assert "contradicts" in text and "\njudge: curated@1#" in text and "settings: nocite:n/a|version:0.1.0 (" in text
+    assert "signatures:" not in text  # each measure's whole signature is asked for
+    every = runner.invoke(main, ["score", str(tmp_path / "manual_audit.json"), "--signatures"]).output
+    assert "signatures:" in every and "  support: support|judge:curated@1#" in every
 
 
 def test_validate_reports_counts(runner, tmp_path):

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 
@@ -734,3 +736,81 @@ def test_a_slow_suggestion_on_a_long_passage_leaves_the_desk_answering():
         again = client.post("/api/suggestion", json={"case": "returns-desk", "answer": "overbroad-claim",
                                                      "statement": 0}).json()
         assert (again["version"], again["claims"][0]["action"]) == (1, "none_found")
+
+
+# --- the language of what the desk shows --------------------------------------------------------------
+
+
+def test_the_state_says_the_language_of_the_session_its_answer_and_passages(client):
+    from pathlib import Path
+
+    snap = client.get("/api/state").json()  # the built-in examples: English
+    assert snap["lang"] == "en" and snap["answer"]["lang"] == "en"
+    assert {p["lang"] for p in snap["passages"]} == {"en"}
+    pairs = Path(__file__).parent / "fixtures" / "formats" / "pairs_citecheck.jsonl"  # CiteCheck rows: Chinese
+    chinese = TestClient(create_app(desk_session([str(pairs)], source_format="pairs")), base_url=DESK)
+    snap = chinese.get("/api/state", params={"case": "citecheck:565:518"}).json()
+    assert snap["lang"] == "zh" and snap["answer"]["lang"] == "zh"
+    assert snap["case"]["lang"] == "en"  # a labelled pair has no question: nothing to read as Chinese
+    assert [p["lang"] for p in snap["passages"]] == ["zh"]
+
+
+def test_a_session_s_language_is_the_one_most_answers_are_in():
+    from citeaudit.desk import DeskSession
+    from citeaudit.records import Case
+
+    def case(i, text):
+        claim = text.replace(" [S1]", "")
+        return Case.model_validate({"id": f"c{i}", "question": "q?", "sources": [{"id": "S1", "text": "passage"}],
+                                    "answers": [{"id": "a", "text": text}],
+                                    "labels": [{"claim": claim, "passages": ["S1"], "label": "none"}]})
+
+    zh, en = "连续运行温度上限为 80 °C [S1]。", "The continuous limit is 80 °C [S1]."
+    assert DeskSession([case(1, zh), case(2, zh), case(3, en)]).lang == "zh"
+    assert DeskSession([case(1, zh), case(2, en)]).lang == "en"  # a tie: the desk's own words are English
+    mixed = DeskSession([case(1, zh), case(2, en), case(3, en)])
+    assert mixed.lang == "en" and mixed.snapshot("c1")["answer"]["lang"] == "zh"
+
+
+# --- docs/desk.md lists every route ----------------------------------------------------------------------
+
+DESK_DOC = Path(__file__).resolve().parents[1] / "docs" / "desk.md"
+
+
+def _routes() -> set[tuple[str, str]]:
+    """(method, path) of every route the desk's app serves (HEAD, which starlette adds to GET, aside)."""
+    from starlette.routing import Mount
+
+    app = create_app(desk_session(()))
+    routes = set()
+    for route in app.routes:
+        if isinstance(route, Mount):
+            routes.add(("GET", route.path + "/{path}"))
+        else:
+            routes |= {(m, route.path) for m in route.methods - {"HEAD"}}
+    return routes
+
+
+def _documented() -> set[tuple[str, str]]:
+    """The routes docs/desk.md's API table lists, the exercises' /walkthrough/api as its /api twins."""
+    section = DESK_DOC.read_text(encoding="utf-8").split("## The HTTP API", 1)[1].split("\n## ", 1)[0]
+    return set(re.findall(r"^\| `([A-Z]+)` \| `(/[^`]*)` \|", section, re.M))
+
+
+def test_docs_list_every_route_of_the_desk_and_no_other():
+    served = {(m, p.replace("/walkthrough/api/", "/api/")) for m, p in _routes()}
+    documented = _documented()
+    assert served - documented == set(), "routes of desk/app.py missing from docs/desk.md's API table"
+    assert documented - served == set(), "docs/desk.md lists routes desk/app.py does not serve"
+    # the exercises' session has every /api route under /walkthrough/api, as the page says
+    api = {(m, p) for m, p in _routes() if p.startswith("/api/")}
+    assert {(m, "/walkthrough" + p) for m, p in api} <= _routes()
+
+
+def test_the_documented_snapshot_fields_are_the_snapshot_s(client):
+    """Every field of the state's answer is in docs/desk.md's table, and every field there is in the state."""
+    section = DESK_DOC.read_text(encoding="utf-8").split("### `GET /api/state`", 1)[1].split("\n### ", 1)[0]
+    documented = {name for cell in re.findall(r"^\| ([^|]+) \|", section, re.M)
+                  for name in re.findall(r"`(\w+)`", cell)}
+    snap = client.get("/api/state").json()
+    assert documented == set(snap)

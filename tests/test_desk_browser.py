@@ -728,3 +728,20 @@ def test_a_refused_change_while_others_wait_is_shown_and_the_rest_applied(chromi
         expect(page.locator("#inspector-citations")).to_have_text("S2, S1")
         expect(page.locator("#statement-text")).to_have_value(
             "Standard items may be returned within 60 days of delivery.")  # the typed text is kept
+
+
+def test_the_page_declares_the_language_of_its_answers_and_passages(chromium):
+    """Chinese labelled pairs: the page says zh, its own words en, each statement, claim and passage zh."""
+    pairs = Path(__file__).parent / "fixtures" / "formats" / "pairs_citecheck.jsonl"
+    with serve(desk_session([str(pairs)], source_format="pairs")) as url, open_page(chromium, url) as page:
+        expect(page.locator("html")).to_have_attribute("lang", "zh")
+        for chrome in ("header#top", "main#desk", "footer"):
+            expect(page.locator(chrome)).to_have_attribute("lang", "en")
+        expect(page.locator("#st-0 .st-text")).to_have_attribute("lang", "zh")
+        expect(page.locator("#passages .p-text").first).to_have_attribute("lang", "zh")
+        select(page, 0)
+        expect(page.locator("#inspector-text")).to_have_attribute("lang", "zh")
+        expect(page.locator("#inspector-body blockquote.passage-text").first).to_have_attribute("lang", "zh")
+    with serve(desk_session(())) as url, open_page(chromium, url) as page:  # the English examples
+        expect(page.locator("html")).to_have_attribute("lang", "en")
+        expect(page.locator("#st-0 .st-text")).not_to_have_attribute("lang", "zh")

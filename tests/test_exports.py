@@ -6,6 +6,7 @@ import csv
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
@@ -131,12 +132,47 @@ def test_csv_round_trip(p7_run, tmp_path):
     log = read_runlog(p7_run)
     out = tmp_path / "claims.csv"
     assert write_claims(log, out) == 7
-    with open(out, encoding="utf-8", newline="") as fh:
+    with open(out, encoding="utf-8-sig", newline="") as fh:
         reader = csv.DictReader(fh)
         assert tuple(reader.fieldnames) == COLUMN_NAMES
         back = [typed(r) for r in reader]
     assert back == list(claim_rows(log))
     assert ECO in back
+
+
+def test_the_csv_opens_in_a_spreadsheet_with_chinese_intact(runner, tmp_path):
+    """A byte-order mark first, once, then UTF-8: what tells Excel the file is UTF-8 (without it, it reads
+    the legacy code page and Chinese comes out as mojibake). Rows of the CiteCheck pairs (Chinese)."""
+    pairs = Path(__file__).parent / "fixtures" / "formats" / "pairs_citecheck.jsonl"
+    run, out = tmp_path / "run.json", tmp_path / "claims.csv"
+    assert runner.invoke(main, ["score", "--from", "pairs", str(pairs), "--out", str(run), "--format", "json"]
+                         ).exit_code == 0
+    assert runner.invoke(main, ["export", str(run), "--to", str(out)]).exit_code == 0
+    data = out.read_bytes()
+    assert data.startswith(b"\xef\xbb\xbf" + ",".join(COLUMN_NAMES).encode("ascii") + b"\r\n")
+    assert data.count(b"\xef\xbb\xbf") == 1
+    claim = "赖声川创作的第一部话剧是《那一夜，我们说相声》。"
+    assert claim.encode("utf-8") in data
+    with open(out, encoding="utf-8-sig", newline="") as fh:  # how Python reads it back
+        back = list(csv.DictReader(fh))
+    assert claim in {r["claim_text"] for r in back} and len(back) == 9  # one row per citation
+    assert [typed(r) for r in back] == list(claim_rows(read_runlog(run)))
+
+
+def test_a_streamed_log_s_csv_has_the_byte_order_mark_too(runner, tmp_path):
+    pairs = Path(__file__).parent / "fixtures" / "formats" / "pairs_citecheck.jsonl"
+    run, out = tmp_path / "run.jsonl", tmp_path / "claims.csv"
+    assert runner.invoke(main, ["score", "--from", "pairs", str(pairs), "--out", str(run)]).exit_code == 0
+    assert runner.invoke(main, ["export", str(run), "--to", str(out)]).exit_code == 0
+    assert out.read_bytes().startswith(b"\xef\xbb\xbfcase,")
+
+
+def test_pandas_reads_the_csv_without_being_told(p7_run, tmp_path):
+    pd = pytest.importorskip("pandas")
+    out = tmp_path / "claims.csv"
+    write_claims(read_runlog(p7_run), out)
+    frame = pd.read_csv(out)
+    assert tuple(frame.columns) == COLUMN_NAMES and frame["claim_text"].tolist()[0] == "The continuous limit is 80 °C."
 
 
 def test_jsonl_round_trip_keeps_unicode_and_nulls(tmp_path):
@@ -164,7 +200,7 @@ def test_csv_cells_a_spreadsheet_would_run_as_formulas_start_with_a_quote(tmp_pa
     rows = _formula_rows()
     out = tmp_path / "claims.csv"
     write_rows(rows, out)
-    with open(out, encoding="utf-8", newline="") as fh:
+    with open(out, encoding="utf-8-sig", newline="") as fh:
         back = list(csv.DictReader(fh))
     assert [r["claim_text"] for r in back] == ["'" + f for f in FORMULAS] + ["plain = text", "'quoted"]
     assert [r["claim_id"] for r in back] == [r["claim_text"] for r in back]
@@ -176,7 +212,7 @@ def test_csv_cells_a_spreadsheet_would_run_as_formulas_start_with_a_quote(tmp_pa
 def test_a_csv_cell_holding_a_carriage_return_stays_one_field(tmp_path):
     rows = [{**row, "claim_text": "one\rtwo"} for row in _formula_rows()[:1]]
     write_rows(rows, tmp_path / "claims.csv")
-    with open(tmp_path / "claims.csv", encoding="utf-8", newline="") as fh:
+    with open(tmp_path / "claims.csv", encoding="utf-8-sig", newline="") as fh:
         (back,) = csv.DictReader(fh)
     assert back["claim_text"] == "one\rtwo" and back["label"] == "full"
 

@@ -20,7 +20,7 @@ from citeaudit.report.render import worst_answers
 from citeaudit.stats import ratio_intervals
 from citeaudit.run.log import build_runlog
 
-from helpers import load, make_case
+from helpers import SetJudge, load, make_case
 from test_runlog import p7_log
 
 GUARDED = ("p(support) 0.93; qualifier guard (attachment): '15%' in the claim is about annual, energy; in the "
@@ -450,5 +450,96 @@ def test_in_chromium_a_run_of_some_measures_shows_them_not_measured(chromium, te
         "0/1 (0.0 %)", "1/2 (50.0 %)", "1/1 (100.0 %)", "n/a (no judged statements)",
         "n/a (abstention: the answer makes no claim)"])
     page.locator("#answers").screenshot(path=str(test_output / "html-report-answers-not-measured.png"))
+    assert errors == []
+    page.close()
+
+
+# --- the language of the content ----------------------------------------------------------------------
+
+ZH_LIMIT = "连续运行温度上限为 80 °C。"
+ZH_SOURCE = "P7 手册第 3 版：连续运行温度上限为 80 °C。"
+EN_LIMIT = "The continuous limit is 80 °C."
+
+
+def languages_log(answers: dict[str, str]):
+    """A run of one case whose answers (id -> claim) cite S1 (Chinese) or S2 (English): the passage in
+    the claim's language, every claim supported."""
+    case = make_case(
+        [{"text": answers["a"], "citations": ["S1" if "温度" in answers["a"] else "S2"]}],
+        answers_extra=[{"id": k, "statements": [{"text": t, "citations": ["S1" if "温度" in t else "S2"]}]}
+                       for k, t in answers.items() if k != "a"])
+    case["sources"] = [{"id": "S1", "text": ZH_SOURCE}, {"id": "S2", "text": "P7 manual v3: the limit is 80 °C."}]
+    cases = load(case)
+    judgments = Judgments(SetJudge({t: [{"S1"}, {"S2"}] for t in answers.values()}))
+    return build_runlog(score_cases(cases, judgments, Settings()), judgments)
+
+
+def _sections(html: str) -> dict[str, str | None]:
+    """Each section's (and the header's) lang attribute, None where it has none."""
+    found = re.findall(r'<(?:section id="(\w+)"|header id="(header)")( lang="(\w+)")?>', html)
+    return {a or b: lang or None for a, b, _, lang in found}
+
+
+def _row_langs(html: str) -> dict[str, str]:
+    data = report_data(html)
+    column = data["columns"].index("lang")
+    return {raw[data["columns"].index("text")]: data["strings"][raw[column]] for raw in data["rows"]}
+
+
+@pytest.mark.parametrize("answers, page", [
+    ({"a": ZH_LIMIT}, "zh"),
+    ({"a": EN_LIMIT}, "en"),
+    ({"a": ZH_LIMIT, "b": ZH_LIMIT + "另有说明。", "c": EN_LIMIT}, "zh"),  # the majority
+    ({"a": EN_LIMIT, "b": ZH_LIMIT, "c": EN_LIMIT + " Confirmed."}, "en"),
+    ({"a": ZH_LIMIT, "b": EN_LIMIT}, "en"),  # a tie: the page's own words are English
+])
+def test_the_report_declares_the_language_most_answers_are_in(answers, page):
+    html = render_html(languages_log(answers))
+    assert re.search(r'<html lang="(\w+)">', html).group(1) == page
+    sections = _sections(html)
+    assert set(sections) == {"header", "summary", "distributions", "diagnosis", "answers", "claims", "signatures"}
+    # the page's own words are English: said where the page's language is another
+    assert set(sections.values()) == ({None} if page == "en" else {"en"})
+    # each claim carries its answer's language, each passage its own
+    assert _row_langs(html) == {t: "zh" if "温度" in t else "en" for t in answers.values()}
+    data = report_data(html)
+    assert {p[0]: data["strings"][p[5]] for p in data["passages"]} == (
+        {"S1": "zh"} if all("温度" in t for t in answers.values()) else
+        {"S2": "en"} if not any("温度" in t for t in answers.values()) else {"S1": "zh", "S2": "en"})
+
+
+def test_a_chinese_run_read_from_labelled_pairs_is_a_chinese_page(runner, tmp_path):
+    from pathlib import Path
+
+    from citeaudit.cli import main
+
+    pairs = Path(__file__).parent / "fixtures" / "formats" / "pairs_citecheck.jsonl"
+    run, page = tmp_path / "run.json", tmp_path / "report.html"
+    assert runner.invoke(main, ["score", "--from", "pairs", str(pairs), "--out", str(run),
+                                "--format", "json"]).exit_code == 0
+    assert runner.invoke(main, ["report", str(run), "-o", str(page)]).exit_code == 0
+    html = page.read_text(encoding="utf-8")
+    assert html.startswith('<!doctype html>\n<html lang="zh">')
+    assert set(_row_langs(html).values()) == {"zh"}
+
+
+def test_in_chromium_a_claim_says_its_language_where_the_page_s_differs(chromium, tmp_path):
+    page, errors = open_report(chromium, tmp_path / "mixed.html",
+                               languages_log({"a": EN_LIMIT, "b": ZH_LIMIT, "c": EN_LIMIT + " Confirmed."}))
+    assert page.evaluate("document.documentElement.lang") == "en"
+    chinese = page.locator("#claims-table tr.row", has_text=ZH_LIMIT)
+    assert chinese.locator("td.text [lang]").get_attribute("lang") == "zh"
+    assert page.locator("#claims-table tr.row", has_text=EN_LIMIT).first.locator("td.text [lang]").count() == 0
+    chinese.click()
+    detail = page.locator("#claims-table tr.detail")
+    assert detail.locator("p.claim-text").get_attribute("lang") == "zh"
+    assert detail.locator("blockquote.passage .ptext").get_attribute("lang") == "zh"
+    assert errors == []
+    page.close()
+
+    page, errors = open_report(chromium, tmp_path / "zh.html", languages_log({"a": ZH_LIMIT}))
+    assert page.evaluate("document.documentElement.lang") == "zh"
+    assert page.evaluate("document.getElementById('claims').lang") == "en"  # the table's own words
+    assert page.locator("#claims-table tr.row td.text [lang]").get_attribute("lang") == "zh"
     assert errors == []
     page.close()

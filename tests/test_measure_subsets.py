@@ -150,7 +150,7 @@ def test_review_and_rescore_read_runs_of_any_subset(runs, measure, tmp_path):
 
 
 def _csv_rows(path) -> list[dict]:
-    with open(path, encoding="utf-8", newline="") as fh:
+    with open(path, encoding="utf-8-sig", newline="") as fh:
         return list(csv.DictReader(fh))
 
 

@@ -29,6 +29,7 @@ RAGAS_CSV = FORMATS / "ragas_results.csv"
 RAGAS_PARQUET = FORMATS / "ragas_results.parquet"
 RAGAS_FOLDER = FORMATS / "ragas_dataset"
 EXPERTQA = FORMATS / "expertqa_rand_val_sample.jsonl"
+PAIRS = FORMATS / "pairs_citecheck.jsonl"
 SHARED_EXPERTQA = Path(__file__).resolve().parents[2] / "shared" / "data" / "expertqa"
 
 V2 = "P7 operating manual, version 2. The continuous operating temperature limit is 100 °C."
@@ -66,16 +67,17 @@ def _without_metadata(case: dict) -> dict:
 
 
 def test_every_reader_is_registered_with_its_options():
-    assert list(READERS) == ["alce", "ragchecker", "ragas", "expertqa"]
+    assert list(READERS) == ["alce", "ragchecker", "ragas", "expertqa", "pairs"]
     assert list(reader_options("alce")) == ["system", "keep_prompt"]
     assert list(reader_options("ragchecker")) == ["system", "source_ids", "cite"]
     assert list(reader_options("ragas")) == ["system", "id_field", "split"]
     assert list(reader_options("expertqa")) == []
+    assert list(reader_options("pairs")) == ["system"]
 
 
 def test_an_unknown_format_or_option_is_an_input_error():
     assert _problems("trec", ALCE_ASQA) == [
-        f"{ALCE_ASQA}: unknown format 'trec' (known: alce, ragchecker, ragas, expertqa)"]
+        f"{ALCE_ASQA}: unknown format 'trec' (known: alce, ragchecker, ragas, expertqa, pairs)"]
     assert _problems("alce", ALCE_ASQA, sytem="x") == [
         f"{ALCE_ASQA}: unknown option 'sytem' for the alce reader (known: system, keep_prompt)"]
     assert _problems("ragchecker", RAGCHECKER_IN, source_ids="title") == [
@@ -86,7 +88,7 @@ def test_an_unknown_format_or_option_is_an_input_error():
 
 @pytest.mark.parametrize("fmt, path", [("alce", ALCE_ASQA), ("alce", ALCE_ELI5), ("ragchecker", RAGCHECKER_IN),
                                        ("ragchecker", RAGCHECKER_OUT), ("ragas", RAGAS_JSONL), ("ragas", RAGAS_CSV),
-                                       ("expertqa", EXPERTQA)])
+                                       ("expertqa", EXPERTQA), ("pairs", PAIRS)])
 def test_cases_survive_their_json_form(fmt, path):
     """What a reader yields validates, and its JSON form (a run log keeps it) reads back the same."""
     for case in _cases(read(fmt, str(path))):
@@ -94,7 +96,8 @@ def test_cases_survive_their_json_form(fmt, path):
 
 
 @pytest.mark.parametrize("fmt, path, count", [("alce", ALCE_ASQA, 2), ("ragchecker", RAGCHECKER_IN, 2),
-                                              ("ragas", RAGAS_JSONL, 3), ("expertqa", EXPERTQA, 4)])
+                                              ("ragas", RAGAS_JSONL, 3), ("expertqa", EXPERTQA, 4),
+                                              ("pairs", PAIRS, 8)])
 def test_the_loader_reads_each_format(fmt, path, count):
     cases = load_cases([path], Reading(invalid_citations="count"), fmt)
     assert len(cases) == count
@@ -849,3 +852,100 @@ def test_a_null_field_is_named_null_not_missing(tmp_path, reader, record, messag
     path = tmp_path / ("rows.jsonl" if reader == "ragas" else "out.json")
     path.write_text(json.dumps(record) + "\n")
     assert _problems(reader, path) == [f"{path}:1: {message}"]
+
+
+# --- labelled pairs -------------------------------------------------------------------------------
+
+
+def test_a_labelled_pair_becomes_a_case_whose_one_claim_cites_its_passages():
+    records = read("pairs", str(PAIRS))
+    rows = [json.loads(line) for line in PAIRS.read_text(encoding="utf-8").splitlines()]
+    assert [(r.line, r.where) for r in records] == [(n, "") for n in range(1, 9)]
+    for record, row in zip(records, rows):
+        cited = [p["id"] for p in row["passages"]]
+        assert record.case == {
+            "id": row["id"],
+            "question": "",
+            "sources": row["passages"],
+            "answers": [{"id": "pair", "system": "pairs_citecheck",
+                         "statements": [{"text": row["claim"], "citations": cited}]}],
+            "labels": [{"claim": row["claim"], "passages": cited, "label": row["label"],
+                        "explanation": f"human label, row {row['id']}"}],
+            "metadata": {"from": "pairs", "source": "citecheck", "lang": "zh"},
+        }
+    two = next(r.case for r in records if len(r.case["sources"]) == 2)
+    assert _statements(Case.model_validate(two)) == [[(two["labels"][0]["claim"], ["[1]", "[2]"], [])]]
+    assert read("pairs", str(PAIRS), system="team-zh")[0].case["answers"][0]["system"] == "team-zh"
+
+
+def test_bad_labelled_pairs_are_all_reported_at_their_lines(tmp_path):
+    path = tmp_path / "pairs.jsonl"
+    good = {"id": "a", "claim": "x", "passages": [{"id": "p", "text": "t"}], "label": "full"}
+    path.write_text("\n".join([
+        json.dumps(good), json.dumps({**good, "id": "b", "claim": " ", "label": "yes"}), "{not json",
+        json.dumps({**good, "id": "c", "passages": [{"id": "p", "text": "t"}, {"id": "p", "text": "u"}]}),
+        json.dumps({**good, "note": 1}), json.dumps(good)]) + "\n", encoding="utf-8")
+    assert _problems("pairs", path) == [
+        f"{path}:2: claim: missing or not a non-empty string",
+        f"{path}:2: label: must be one of full, partial, none, contradicts, got 'yes'",
+        f"{path}:3: not valid JSON: Expecting property name enclosed in double quotes (column 2)",
+        f"{path}:4: passages: duplicate passage id 'p' (passages[0] and passages[1])",
+        f"{path}:5: note: unknown field (expected one of: claim, id, lang, label, passages, source)",
+        f"{path}:6: id: duplicate id 'a' (first on line 1)",
+    ]
+    assert _problems("pairs", path, system=" ") == [f"{path}: option system=' ': expected a non-empty text"]
+
+
+def test_score_from_pairs_replays_the_human_labels(runner):
+    from citeaudit.cli import main
+
+    result = runner.invoke(main, ["score", "--from", "pairs", str(PAIRS), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    rows = {r["id"]: r for r in map(json.loads, PAIRS.read_text(encoding="utf-8").splitlines())}
+    assert {a["case"]: a["claims"][0]["judgment"]["label"] for a in data["answers"]} == {
+        i: r["label"] for i, r in rows.items()}
+    support = data["summary"]["all"]["support"]
+    assert (support["numerator"], support["denominator"]) == (
+        sum(r["label"] == "full" for r in rows.values()), len(rows))
+
+
+def test_a_pair_of_several_passages_labels_the_set_only(runner, tmp_path):
+    """Citation precision asks about each passage of a supported claim alone: the row does not say."""
+    from citeaudit.cli import main
+
+    path = tmp_path / "two.jsonl"
+    path.write_text(json.dumps({"id": "a", "claim": "x", "label": "full",
+                                "passages": [{"id": "p", "text": "t"}, {"id": "q", "text": "u"}]}) + "\n")
+    result = runner.invoke(main, ["score", "--from", "pairs", str(path)])
+    assert result.exit_code == 3 and "no curated label for claim 'x' with passages [p]" in result.output
+    result = runner.invoke(main, ["score", "--from", "pairs", str(path), "--metrics", "support,citation_recall",
+                                  "--format", "json"])
+    assert result.exit_code == 0 and json.loads(result.stdout)["summary"]["all"]["support"]["value"] == 1.0
+
+
+def test_the_model_judge_on_chinese_pairs_is_measured_against_their_labels(runner, tmp_path):
+    """End to end: the shipped judge scores the pairs (real CiteCheck rows), and `agree` sets its labels
+    beside the humans' on the same eight pairs."""
+    from citeaudit.cli import main
+
+    run = tmp_path / "model.json"
+    result = runner.invoke(main, ["score", "--from", "pairs", str(PAIRS), "--judge", "model", "--out", str(run),
+                                  "--format", "json"])
+    assert result.exit_code == 0, result.output
+    answers = json.loads(result.stdout)["answers"]
+    assert len(answers) == 8 and all(a["claims"][0]["judgment"]["judge"].startswith("model:") for a in answers)
+    agreed = runner.invoke(main, ["agree", str(run), "--labels", str(PAIRS), "--format", "json"])
+    assert agreed.exit_code == 0, agreed.output
+    figures = json.loads(agreed.stdout)
+    assert figures["n_all"] == 8 and figures["unmatched_labels"] == []
+    assert 0.0 <= figures["agreement_all"] <= 1.0
+
+
+def test_the_desk_opens_on_labelled_pairs():
+    from citeaudit.cli import desk_session
+
+    session = desk_session([str(PAIRS)], source_format="pairs")
+    assert len(session.cases) == 8 and session.source == f"{PAIRS} (--from pairs)"
+    report = session.score("citecheck:565:518")
+    assert [c.label for a in report.answers for c in a.claims] == ["full"]

@@ -218,7 +218,7 @@ def test_report_text_shows_the_summary_and_the_worst_answers_by_default(runner, 
     result = runner.invoke(main, ["report", str(run), "--format", "text"])
     assert result.exit_code == 0, result.output
     out = result.stdout
-    assert out.index("system A · 5 answers") < out.index("signatures:") < out.index("lowest support")
+    assert out.index("system A · 5 answers") < out.index("settings: ") < out.index("lowest support")
     assert f"the {WORST} answers with the lowest support (5 of 15 left out" in out
     assert out.count(f"answer {LONG_ID}-") == WORST and f"answer {LONG_ID}-A-00004" in out
     assert "…" not in out
@@ -274,3 +274,39 @@ def test_a_text_report_written_to_a_file_is_what_a_pipe_gets(runner, tmp_path):
     written = tmp_path / "report.txt"
     assert runner.invoke(main, ["report", str(run), "--format", "text", "-o", str(written)]).exit_code == 0
     assert written.read_text(encoding="utf-8") == piped and "## Diagnosis" in piped
+
+
+# --- signatures on the terminal: the judge once, every signature when asked -------------------------------
+
+
+def _model_judged_run(tmp_path: Path) -> Path:
+    """A run whose judge's signature is long, as the model judge's is, read by every judged measure."""
+    judge = "model:judge-v1[onnx:judge-v1@1#61a844ac4e8c|max=256|map=full=full,partial=partial]|guard=on@4|cal=on"
+    text = json.dumps(resum(copied_run(2))).replace(golden()["judge"], judge)  # its judgments' too, for rescore
+    return write(tmp_path / "run.json", json.loads(text))
+
+
+def test_the_terminal_prints_the_judge_once_and_every_signature_when_asked(runner, tmp_path):
+    from citeaudit.metrics.signature import parse_rendered
+    from citeaudit.report.render import signatures
+
+    run = _model_judged_run(tmp_path)
+    log = as_log(json.loads(run.read_text()))
+    judge = log.signature.judge
+    whole = signatures(log.results, log.signature)
+    judged = [s for _, s in whole if "judge" in parse_rendered(s)[1]]
+    assert len(judged) >= 4  # the run has the repetition this is about
+    for command in (["report", str(run), "--format", "text"], ["rescore", str(run)]):
+        out = runner.invoke(main, command).stdout
+        summary = out[:out.index("\nCase ")]  # the summary and what follows it, before the answers
+        assert summary.count(judge) == 1 and f"\njudge: {judge}\n" in summary, command
+        assert f"settings: {log.signature.settings([n for n, _ in whole])} (" in summary
+        assert "signatures:" not in out and not any(s in out for _, s in whole if "judge" in s), command
+        every = runner.invoke(main, [*command, "--signatures"]).stdout
+        assert "signatures:" in every and all(f"  {n}: {s}\n" in every for n, s in whole), command
+        assert "settings: " not in every
+    # the formats made to be kept carry every signature whatever the flag
+    md = runner.invoke(main, ["report", str(run), "--format", "markdown"]).stdout
+    assert all(s in md for _, s in whole)
+    data = json.loads(runner.invoke(main, ["report", str(run), "--format", "json"]).stdout)
+    assert {r["signature"] for r in data["summary"]["all"].values() if "signature" in r} >= set(judged)

@@ -17,6 +17,7 @@ from citeaudit.judges import Judgments, JudgmentStore, judgment_source
 from citeaudit.metrics import Settings
 from citeaudit.metrics import names as N
 from citeaudit.records import Judgment
+from citeaudit.report.repairs import MEASURES
 from citeaudit.run.log import read_runlog
 from citeaudit.run.repair import RepairOptions, Repairer, repair_cases, repair_settings
 
@@ -515,6 +516,18 @@ def test_the_walk_through_prints_what_the_page_shows(runner, tmp_path, monkeypat
     result = runner.invoke(main, command.split()[1:])
     assert result.exit_code == exit_code
     assert result.output == console_output(DOCS.read_text(encoding="utf-8"), command)
+
+
+def test_repair_prints_each_figure_s_whole_signature_when_asked(runner, desk):
+    from citeaudit.metrics.signature import parse_rendered
+
+    every = runner.invoke(main, ["repair", str(desk), "--signatures"]).output
+    lines = every[every.index("\nsignatures:\n"):].splitlines()[2:]
+    assert [line.split(":", 1)[0].strip() for line in lines] == list(MEASURES)
+    for line in lines:
+        measure, rendered = line.strip().split(": ", 1)
+        assert parse_rendered(rendered)[0] == measure and rendered.startswith(f"{measure}|judge:curated@1#")
+    assert "settings: " not in every
 
 
 def test_the_page_s_python_block_runs():

@@ -43,6 +43,28 @@ def test_rendered_as_the_strings_printed_under_figures(signature, measure, rende
     assert signature.render(measure) == rendered
 
 
+PARSED = CURATED.model_copy(update={"parser": "citeaudit-parse@1+pysbd-0.3.4", "claims": "rule@1"})
+
+
+@pytest.mark.parametrize("signature, measures, settings", [
+    (CURATED, ["support", "citation_presence"], "version:0.1.0"),
+    (CURATED, ["recall@1", "support", "citation_precision"], "nocite:n/a|version:0.1.0"),
+    # retrieval names no parser, but the run's answers were parsed: the settings say so once
+    (PARSED, ["recall@1", "abstention"], "parse:citeaudit-parse@1+pysbd-0.3.4|claims:rule@1|version:0.1.0"),
+    (PARSED.model_copy(update={"conventions": "alce", "nocite": "0", "missing": "skip"}),
+     ["alce_citation_precision", "support"],
+     "parse:citeaudit-parse@1+pysbd-0.3.4|claims:rule@1|conv:alce|missing:skip|nocite:0|version:0.1.0"),
+    (CURATED, ["recall@3", "facts@3"], "version:0.1.0"),  # gold and agg are each measure's own
+])
+def test_the_settings_line_is_every_field_the_signatures_share_but_the_judge(signature, measures, settings):
+    assert signature.settings(measures) == settings
+    # nothing said in a signature is lost from the short form: each field is the judge, the measure's own, or here
+    shown = dict(item.split(":", 1) for item in settings.split("|"))
+    for measure in measures:
+        for key, value in parse_rendered(signature.render(measure))[1].items():
+            assert key in ("judge", "agg", "gold") or shown[key] == value, (measure, key)
+
+
 def test_a_rendered_signature_parses_back_even_when_the_judge_holds_separators():
     sig = Signature(judge=MODEL, parser="citeaudit-parse@1+pysbd-0.3.4", claims="rule@1", nocite="0", version="0.1.0")
     measure, fields = parse_rendered(sig.render("citation_precision"))

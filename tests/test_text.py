@@ -6,7 +6,7 @@ import pytest
 
 from citeaudit import text as text_module
 from citeaudit.text import (
-    content_words, detect_language, han_share, has_han, rule_sentence_spans, sentence_spans,
+    content_language, content_words, detect_language, han_share, majority_language, has_han, rule_sentence_spans, sentence_spans,
 )
 
 
@@ -99,6 +99,27 @@ def test_han_share_counts_han_among_letters():
     assert han_share("能耗 80 °C") == pytest.approx(2 / 3)  # the C of °C is a letter
     assert han_share("かな漢字") == pytest.approx(0.5)  # kana are letters but not Han
     assert han_share("\u3400x") == pytest.approx(0.5)  # extension A is Han
+
+
+@pytest.mark.parametrize("text, lang", [
+    ("The continuous limit is 80 °C.", "en"),
+    ("连续运行温度上限为 80 °C。", "zh"),
+    ("我们用 Transformer 模型做了实验。", "zh"),  # a Chinese sentence naming an English term
+    ("The term 人工智能 means artificial intelligence.", "en"),  # an English one quoting Chinese
+    ("", "en"), ("80 %", "en"),
+])
+def test_content_language(text, lang):
+    assert content_language(text) == lang
+
+
+def test_a_long_text_s_language_is_told_from_its_start():
+    assert content_language("能耗" * 600 + "energy " * 10_000) == "zh"
+
+
+@pytest.mark.parametrize("languages, lang", [
+    (["zh", "zh", "en"], "zh"), (["en", "zh", "en"], "en"), (["zh", "en"], "en"), ([], "en"), (["zh"], "zh")])
+def test_majority_language(languages, lang):
+    assert majority_language(languages) == lang
 
 
 def test_has_han():

@@ -17,6 +17,8 @@ Three measures of "Chinese" are kept, each where it was calibrated:
   * `han_share(text)`: the share of letters that are Han characters. The model judge routes a pair to
     the embedding judge at 0.3;
   * `has_han(text)`: any Han character at all. The qualifier guard reads Chinese negation then.
+And `content_language(text)`, on `han_share`: the language the reports and the desk declare for a text
+(its HTML `lang`); `majority_language` a page's, from its answers'.
 
 `normalise_claim` is a claim's identity: the shared data is split by it, and a judge directory names
 the claims its judge learnt from by it.
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 from functools import lru_cache
 
 import pysbd
@@ -59,6 +62,32 @@ def han_share(text: str) -> float:
     if not letters:
         return 0.0
     return sum(1 for c in letters if _HAN_CHAR.match(c)) / len(letters)
+
+
+# A Han character carries about a word, an English word about five letters: Han at a fifth of the letters
+# is about half the words.
+CONTENT_HAN_SHARE = 0.2
+# Characters a text's language is told from: enough to tell, and a passage of megabytes costs no more.
+LANGUAGE_SAMPLE = 2000
+
+
+def content_language(text: str) -> str:
+    """``"zh"`` when Han characters are at least a fifth of the letters of `text` (about half its words),
+    else ``"en"``: the language a page declares for the text (read from its first `LANGUAGE_SAMPLE`
+    characters). A Chinese answer naming "Transformer" or "80 °C" stays Chinese; an English one naming 张三
+    stays English; a text without letters is English."""
+    return "zh" if han_share(text[:LANGUAGE_SAMPLE]) >= CONTENT_HAN_SHARE else "en"
+
+
+def majority_language(languages: Iterable[str], default: str = "en") -> str:
+    """The language most of `languages` are (a page's, from its answers'); `default` on a tie or when
+    there are none."""
+    counts: dict[str, int] = {}
+    for lang in languages:
+        counts[lang] = counts.get(lang, 0) + 1
+    best = max(counts.values(), default=0)
+    leaders = [lang for lang, n in counts.items() if n == best]
+    return leaders[0] if len(leaders) == 1 else default
 
 
 def has_han(text: str) -> bool:

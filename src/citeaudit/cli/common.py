@@ -213,11 +213,16 @@ DETAILS = click.option("--details", is_flag=True,
                             "the lowest support)")
 
 
-def terminal_output(fmt: str, details: bool):
+SIGNATURES = click.option("--signatures", "every_signature", is_flag=True,
+                          help="text format: every measure's whole signature (default: the judge once and the "
+                               "settings the signatures share; JSON, Markdown and HTML carry every signature)")
+
+
+def terminal_output(fmt: str, details: bool, every_signature: bool = False):
     """The run's text or Markdown, printed as input text is (control characters shown, never markup)."""
     from citeaudit.report.terminal import TerminalReport
 
-    return TerminalReport(fmt, details, lambda text: echo_text(text, nl=False))
+    return TerminalReport(fmt, details, lambda text: echo_text(text, nl=False), every_signature)
 
 
 def note_fallbacks(reading) -> None:
@@ -297,10 +302,12 @@ def progress_bar(total: int, what: str, windows: bool = False):
             yield lambda n: bar.advance(task, n)
 
 
-def emit(results, signature, fmt: str, diagnosis=None, details: bool = False, claims_judged: bool = True) -> None:
+def emit(results, signature, fmt: str, diagnosis=None, details: bool = False, claims_judged: bool = True,
+         every_signature: bool = False) -> None:
     """Print a run's results (and its diagnosis, when given: `claims_judged` False when the run's
     measures judged no claim) as JSON, Markdown or a terminal table (the summary and the answers with
-    the lowest support; every answer with `details`)."""
+    the lowest support; every answer with `details`, every measure's whole signature with
+    `every_signature`)."""
     from citeaudit.report.render import diagnosis_markdown, print_text, terminal_console, to_markdown
 
     if fmt == "json":
@@ -315,6 +322,6 @@ def emit(results, signature, fmt: str, diagnosis=None, details: bool = False, cl
         echo_text(text + ("\n" + diagnosis_markdown(diagnosis, claims_judged) if diagnosis is not None else ""),
                   nl=False)
     else:
-        print_text(results, signature, terminal_console(), details=details)
+        print_text(results, signature, terminal_console(), details=details, every_signature=every_signature)
         if diagnosis is not None:
             echo_text(diagnosis_markdown(diagnosis, claims_judged), nl=False)

@@ -12,7 +12,7 @@ import json
 
 import click
 
-from citeaudit.cli.common import (check_destinations, echo_text, input_options, load_inputs, read_log, reading_for,
+from citeaudit.cli.common import (SIGNATURES, check_destinations, echo_text, input_options, load_inputs, read_log, reading_for,
                                   repair_search_options)
 
 
@@ -75,8 +75,10 @@ def _write_cases(path: str, cases) -> None:
               help="write the run log of the repaired answers; each repaired claim keeps its original citations "
                    "and the suggestion, with its evidence and judgment")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@SIGNATURES
 @input_options
-def repair(inputs, judge_name, store, candidates, budget, rank, out, log_path, fmt, source_format, conventions,
+def repair(inputs, judge_name, store, candidates, budget, rank, out, log_path, fmt, every_signature, source_format,
+           conventions,
            invalid_citations, labels_path, reader_options, claims):
     """Propose, for each claim whose citations do not support it, the smallest set of the case's passages
     the judge finds does ("cite S1 instead of S2", "add S3"), and for each citation that earns no precision
@@ -121,7 +123,7 @@ def repair(inputs, judge_name, store, candidates, budget, rank, out, log_path, f
     if fmt == "json":
         click.echo(json.dumps(repairs_json(repaired, judgments.signature), ensure_ascii=False, indent=2))
     else:
-        echo_text(render_repairs(repaired, judgments.signature), nl=False)
+        echo_text(render_repairs(repaired, judgments.signature, every_signature), nl=False)
 
 
 commands = [repair]

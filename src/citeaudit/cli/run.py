@@ -8,7 +8,7 @@ from contextlib import ExitStack
 
 import click
 
-from citeaudit.cli.common import (FORMATS, JUDGE_HELP, DETAILS, parse_ks, load_inputs, parse_metrics,
+from citeaudit.cli.common import (FORMATS, JUDGE_HELP, DETAILS, SIGNATURES, parse_ks, load_inputs, parse_metrics,
                                   reading_for, claim_splitter, input_options, terminal_output, note_fallbacks,
                                   case_source, check_destinations, progress_bar, echo_text, read_log)
 
@@ -35,9 +35,10 @@ from citeaudit.cli.common import (FORMATS, JUDGE_HELP, DETAILS, parse_ks, load_i
               help="a pair the curated judge has no label for: stop (error), or leave it unjudged and out of "
                    "every figure (skip)")
 @DETAILS
+@SIGNATURES
 @input_options
 def score(cases, judge_name, store, replay, ks, alce_zero_precision, fmt, out, metrics, missing_labels, details,
-          source_format, conventions, invalid_citations, labels_path, reader_options, claims):
+          every_signature, source_format, conventions, invalid_citations, labels_path, reader_options, claims):
     """Score the answers in CASES (JSON or JSONL case files, or another tool's files with --from)."""
 
     from citeaudit.judges import parse_judge
@@ -67,7 +68,7 @@ def score(cases, judge_name, store, replay, ks, alce_zero_precision, fmt, out, m
     elif streamed_log:
         outputs.append(SummaryLines(echo_text))
     else:
-        outputs.append(terminal_output(fmt, details))
+        outputs.append(terminal_output(fmt, details, every_signature))
     with Run.judged(source, settings, reading, spec, store, replay, inputs=list(cases), reader=source_format) as run:
         with progress_bar(run.checked.answers, "scoring answers") as advance:
             run.write(outputs, advance)
@@ -148,7 +149,8 @@ def validate(cases, source_format, conventions, invalid_citations, labels_path, 
 @click.option("--alce-zero-precision", is_flag=True, default=None,
               help="recompute with ALCE's 0-precision convention (default: as the run was scored)")
 @DETAILS
-def rescore(run, fmt, alce_zero_precision, details):
+@SIGNATURES
+def rescore(run, fmt, alce_zero_precision, details, every_signature):
     """Recompute every metric of a run log from its recorded judgments, without judging again."""
     from dataclasses import replace
 
@@ -160,7 +162,7 @@ def rescore(run, fmt, alce_zero_precision, details):
     if alce_zero_precision:
         settings = replace(settings, no_citation_precision="zero")
     with replayed_run(log, settings) as rescored:
-        rescored.write([ResultsJson(sys.stdout) if fmt == "json" else terminal_output(fmt, details)])
+        rescored.write([ResultsJson(sys.stdout) if fmt == "json" else terminal_output(fmt, details, every_signature)])
 
 
 @click.command()

@@ -7,7 +7,7 @@ import json
 import click
 
 from citeaudit.errors import JudgeError
-from citeaudit.cli.common import (JUDGE_HELP, DETAILS, check_destinations, emit, echo_text, load_inputs,
+from citeaudit.cli.common import (JUDGE_HELP, DETAILS, SIGNATURES, check_destinations, emit, echo_text, load_inputs,
                                   parse_reader_options, read_log, reader_options)
 
 
@@ -17,7 +17,8 @@ from citeaudit.cli.common import (JUDGE_HELP, DETAILS, check_destinations, emit,
               show_default=True)
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="write to this file (default: stdout)")
 @DETAILS
-def report(run, fmt, output, details):
+@SIGNATURES
+def report(run, fmt, output, details, every_signature):
     """Render a run log: a self-contained HTML page (opens offline), Markdown, JSON or a terminal table.
     Each format shows the per-answer tables, the claims beside their cited spans, and the diagnosis.
     Every format reads the log only: nothing is scored again."""
@@ -29,7 +30,7 @@ def report(run, fmt, output, details):
 
         text = render_html(log)
     elif fmt == "text" and not output:
-        emit(log.results, log.signature, "text", log.diagnosis, details, claims_judged)
+        emit(log.results, log.signature, "text", log.diagnosis, details, claims_judged, every_signature)
         return
     else:
         from citeaudit.report.render import diagnosis_markdown, report_json, to_markdown
@@ -40,7 +41,7 @@ def report(run, fmt, output, details):
         elif fmt == "text":  # written to a file: the plain text a pipe gets
             from citeaudit.report.render import text_report
 
-            text = text_report(log.results, log.signature, details) + diagnosis
+            text = text_report(log.results, log.signature, details, every_signature) + diagnosis
         else:
             text = to_markdown(log.results, log.signature) + "\n" + diagnosis
     if output:

@@ -32,6 +32,7 @@ from citeaudit.run.results import ClaimRepair
 from citeaudit.report.repairs import unrepaired_text
 from citeaudit.desk.display import clip_text, fold_passage, preview
 from citeaudit.desk.walkthroughs import WALKTHROUGHS, walkthrough_case
+from citeaudit.text import content_language, majority_language
 
 # How many cases the case picker lists, and how many queued claims a snapshot carries (the count is
 # always whole): a run of 10,000 answers is browsed through the paged answers table instead.
@@ -152,6 +153,8 @@ class DeskSession:
         # recorded judgments in it, when the desk was opened on one).
         self.store = SessionStore(JudgmentStore(store_path) if store_path else recorded)
         self.exercises = exercises  # the walkthrough page's own session: exercises load here only
+        # The page's language: the one most answers were given in, as loaded (docs/desk.md)
+        self.lang = majority_language(answer_language(a) for c in cases for a in c.answers)
         self._original = {c.id: c.model_dump(mode="json", exclude_none=True) for c in cases}
         self._models = {c.id: c for c in cases}  # as loaded: resolved without validating them again
         # A case is copied before it is changed (edits, reset), so the loaded form can be shared until then.
@@ -274,7 +277,7 @@ class DeskSession:
         ranking = rc.case.ranking or []
         passages = [
             {"id": p.id, "doc": p.doc_id, "version": p.version, "title": clip_text(p.title or ""),
-             **preview(p.text), "span": {"start": p.start, "end": p.end},
+             **preview(p.text), "lang": content_language(p.text), "span": {"start": p.start, "end": p.end},
              "rank": ranking.index(p.doc_id) + 1 if p.doc_id in ranking else None}
             for p in rc.passages.values()
         ]
@@ -284,6 +287,7 @@ class DeskSession:
             result = next(r for r in report.answers if r.answer_id == answer_id)
             answer = answer_json(report, result)
             answer["metrics"] = {m: N.not_measured_json() for m in N.ANSWER_MEASURES} | answer["metrics"]
+            answer["lang"] = content_language(" ".join(st["text"] for st in answer["statements"]))
             for item in (*answer["statements"], *answer["claims"]):
                 item["text"] = clip_text(item["text"])
             answer["inspector"] = [self._inspector(rc, st, [c for c in answer["claims"] if c["statement"] == st["index"]])
@@ -294,6 +298,7 @@ class DeskSession:
         queue = self.review_queue()
         return {
             "source": self.source,
+            "lang": self.lang,
             "judge": report.judge_signature,
             "judge_status": self.judge_status.__dict__,
             "exercises": self.exercises,
@@ -302,7 +307,7 @@ class DeskSession:
             "answer_count": sum(len(c["answers"]) for c in self.cases.values()),
             # the version goes up with every change to the case: a suggestion is kept for one version
             "case": {"id": case_id, "version": self._versions.get(case_id, 0),
-                     "question": clip_text(data["question"]),
+                     "question": clip_text(data["question"]), "lang": content_language(data["question"]),
                      "answers": [{"id": a["id"], "system": a.get("system") or a["id"]} for a in data["answers"]]},
             "passages": passages,
             "retrieval": {n: {**r.to_dict(), "signature": report.signature(n)} for n, r in report.retrieval[case_id].items()},
@@ -633,3 +638,9 @@ class _Used:
 
     def recorded(self) -> list[tuple[Request, Judgment]]:
         return list(self.pairs.items())
+
+
+def answer_language(answer) -> str:
+    """The language an answer is in: of its raw text, else of its statements."""
+    return content_language(answer.text or " ".join(st.text for st in answer.statements))
+

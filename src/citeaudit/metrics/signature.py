@@ -25,6 +25,8 @@ from citeaudit.metrics import names as N
 FIGURE_FIELDS = ("judge", "parser", "claims", "cite", "nocite", "conventions", "invalid", "missing")
 # The keys of a rendered signature, in order, after the measure name.
 _KEYS = ("judge", "parse", "claims", "cite", "conv", "invalid", "missing", "nocite", "gold", "agg", "version")
+# The keys a run's settings line leaves out: the judge (a line of its own) and what is each measure's own.
+_OWN = ("judge", "gold", "agg")
 
 
 class Signature(BaseModel):
@@ -69,6 +71,17 @@ class Signature(BaseModel):
             parts.append("agg:" + ("mean-per-answer" if measure in N.MEAN_MEASURES else "sum"))
         parts.append(f"version:{self.version}")
         return "|".join(parts)
+
+    def settings(self, measures: list[str]) -> str:
+        """What the signatures of `measures` say beside the judge and each measure's own fields (how it is
+        aggregated, its gold): the run's shared settings, once, in the signatures' own `key:value|…` form
+        (`parse:citeaudit-parse@1+pysbd-0.3.4|claims:rule@1|nocite:n/a|version:0.1.0`)."""
+        shared: dict[str, str] = {}
+        for measure in measures:
+            for key, value in parse_rendered(self.render(measure))[1].items():
+                if key not in _OWN:
+                    shared.setdefault(key, value)
+        return "|".join(f"{key}:{shared[key]}" for key in _KEYS if key in shared)
 
     def differences(self, other: Signature, fields: tuple[str, ...] = FIGURE_FIELDS) -> list[tuple[str, str | None, str | None]]:
         """(field, this value, other value) for each of `fields` that differs."""

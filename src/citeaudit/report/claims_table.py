@@ -11,10 +11,11 @@ from citeaudit.run.log import RunLog
 from citeaudit.stats import score_from
 from citeaudit.run.advice import claim_advice, guard_notes, quoted
 from citeaudit.report.repairs import repair_line
+from citeaudit.text import content_language
 
 FOLD = 400  # characters of passage kept either side of the highlighted span; the rest is folded
 COLUMNS = ("kind", "system", "case", "answer", "ref", "text", "label", "cause", "score", "uncertain",
-           "explanation", "advice", "passages", "evidence", "marks", "repair")
+           "explanation", "advice", "passages", "evidence", "marks", "repair", "lang")
 
 
 class Strings:
@@ -32,8 +33,11 @@ class Strings:
         return self._index[s]
 
 
-def table_data(log: RunLog, passages: dict[tuple[str, str], dict[str, Any]], strings: Strings) -> dict[str, Any]:
-    """Rows and passages, shaped for the page's script (see COLUMNS); their strings go to `strings`."""
+def table_data(log: RunLog, passages: dict[tuple[str, str], dict[str, Any]], strings: Strings,
+               answer_langs: dict[tuple[str, str], str] | None = None) -> dict[str, Any]:
+    """Rows and passages, shaped for the page's script (see COLUMNS); their strings go to `strings`. A
+    claim's `lang` is its answer's (`answer_langs`), a missed fact's and a passage's their own text's."""
+    answer_langs = answer_langs or {}
     passage_rows: list[list[Any]] = []
     passage_index: dict[tuple[str, str], int] = {}
 
@@ -44,7 +48,8 @@ def table_data(log: RunLog, passages: dict[tuple[str, str], dict[str, Any]], str
             if p is None:
                 return None
             passage_index[key] = len(passage_rows)
-            passage_rows.append([pid, p["doc"], p["version"], p["title"] or "", p["text"]])
+            passage_rows.append([pid, p["doc"], p["version"], p["title"] or "", p["text"],
+                                 strings(content_language(p["text"]))])
         return passage_index[key]
 
     facts = {case.id: {f.id: f for f in case.facts} for case in log.cases}
@@ -71,7 +76,8 @@ def table_data(log: RunLog, passages: dict[tuple[str, str], dict[str, Any]], str
                          1 if j is not None and j.uncertain else 0,
                          strings(j.explanation or "") if j else strings(""),
                          strings(claim_advice(j, cause, _uncited_evidence(facts.get(a.case, {}), c))),
-                         cited, evidence, marks, strings(repair_line(c.repair) if c.repair else "")])
+                         cited, evidence, marks, strings(repair_line(c.repair) if c.repair else ""),
+                         strings(answer_langs.get((a.case, a.answer)) or content_language(c.text))])
         for f in findings:
             if f.kind != "fact":
                 continue
@@ -80,7 +86,7 @@ def table_data(log: RunLog, passages: dict[tuple[str, str], dict[str, Any]], str
             rows.append(["fact", strings(a.system), strings(a.case), strings(a.answer), f.ref, f.text,
                          strings("missed"), strings(f.cause), None, 0, strings(""),
                          strings(f"Required fact {f.cause.replace('_', ' ')}: {f.advice}."), documenting, None, [],
-                         strings("")])
+                         strings(""), strings(content_language(f.text))])
     return {"columns": COLUMNS, "passages": passage_rows, "rows": rows, "fold": FOLD}
 
 

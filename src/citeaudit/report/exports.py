@@ -40,6 +40,10 @@ __all__ = [
 CLAIM_FORMATS = (".csv", ".jsonl", ".parquet")
 
 _PARQUET_BATCH = 10_000  # rows held in memory at once while writing Parquet
+# UTF-8 with a byte-order mark: Excel opens a CSV without one in the system's legacy code page, which
+# turns Chinese (or "°C") into mojibake; with it, every spreadsheet reads UTF-8. Python reads it back
+# with encoding="utf-8-sig", pandas and the csv readers of R and spreadsheets skip it themselves.
+CSV_ENCODING = "utf-8-sig"
 
 
 # --- files ------------------------------------------------------------------------------------------
@@ -67,7 +71,7 @@ def write_rows(rows: Iterable[dict[str, Any]], path: str | Path) -> int:
     if fmt == ".parquet":
         return _write_parquet(rows, Path(path))
     if fmt == ".csv":  # the csv module writes its own line ends
-        return _write_text(rows, Path(path), _write_csv, newline="")
+        return _write_text(rows, Path(path), _write_csv, newline="", encoding=CSV_ENCODING)
     return _write_text(rows, Path(path), _write_jsonl)
 
 
@@ -89,9 +93,10 @@ def _replacing(path: Path) -> Iterator[str]:
         os.close(fd)
 
 
-def _write_text(rows: Iterable[dict[str, Any]], path: Path, write, newline: str | None = None) -> int:
+def _write_text(rows: Iterable[dict[str, Any]], path: Path, write, newline: str | None = None,
+                encoding: str = "utf-8") -> int:
     """Write rows as they come to a temporary file beside `path`, renamed into place once all are written."""
-    with _replacing(path) as temporary, open(temporary, "w", encoding="utf-8", newline=newline) as fh:
+    with _replacing(path) as temporary, open(temporary, "w", encoding=encoding, newline=newline) as fh:
         return write(rows, fh)
 
 

@@ -8,6 +8,11 @@ embedded once, sorted, filtered and paged in the page.
 
 Untrusted text (questions, claims, passages, ids) is escaped by Jinja2's autoescape in the HTML, escaped
 for <script> in the embedded JSON, and inserted by the script as text nodes only.
+
+The page declares the language of its content: `<html lang>` is the language most answers are in
+(`text.content_language` of each answer's statements; English on a tie). Its own words (headings,
+tables, notes, explanations) are English and say so (`lang="en"` on each section when the page is not);
+each claim's text carries its answer's language and each passage its own, where not English.
 """
 
 from __future__ import annotations
@@ -22,6 +27,9 @@ from citeaudit.metrics.names import DESCRIPTIONS
 from citeaudit.report.answers_table import FIGURES, answers_data
 from citeaudit.report.claims_table import Strings, embed_json, table_data
 from citeaudit.report.summary_view import figure_rows, label_counts
+from citeaudit.text import content_language, majority_language
+
+PAGE_WORDS = "en"  # the language of the page's own words
 
 LABEL_COLOURS = {"full": "#2e7d32", "partial": "#f9a825", "none": "#c62828", "contradicts": "#6a1b9a",
                  "uncertain": "#757575", "unjudged": "#bdbdbd"}  # the last two: counted apart
@@ -64,6 +72,14 @@ def _diagnosis(log: RunLog, systems: list[str]) -> tuple[list[dict[str, Any]], l
             row["detail"] = [(cause, dict.fromkeys(systems, N.NOT_MEASURED)) for cause, _ in row["detail"]]
         return rows, []
     return rows, values
+
+
+def languages(log: RunLog) -> tuple[str, dict[tuple[str, str], str]]:
+    """The page's language and each answer's, by (case, answer): the language of its statements' text
+    (an answer with none has none); the page's is the one most answers are in, English on a tie."""
+    by_answer = {(a.case, a.answer): content_language(" ".join(s.text for s in a.statements))
+                 for a in log.results.answers if a.statements}
+    return majority_language(by_answer.values(), PAGE_WORDS), by_answer
 
 
 def _passage_texts(log: RunLog) -> dict[tuple[str, str], dict[str, Any]]:
@@ -118,11 +134,13 @@ def render_html(log: RunLog) -> str:
     diagnosis_rows, diagnosis_values = _diagnosis(log, systems)
     svgs, charts_failed = _charts(log, {s["system"]: s["labels"] for s in summaries}, diagnosis_values)
     strings = Strings()
-    data = {**table_data(log, _passage_texts(log), strings), "answers": answers_data(log, strings),
+    page_lang, answer_langs = languages(log)
+    data = {**table_data(log, _passage_texts(log), strings, answer_langs), "answers": answers_data(log, strings),
             "strings": strings.items}
     static = files("citeaudit.report") / "templates"
     return env.get_template("report.html.j2").render(
-        log=log, results=results, summaries=summaries, retrieval_rows=retrieval_rows,
+        log=log, lang=page_lang, words=Markup(f' lang="{PAGE_WORDS}"') if page_lang != PAGE_WORDS else "",
+        results=results, summaries=summaries, retrieval_rows=retrieval_rows,
         diagnosis=diagnosis_rows, systems=systems, label_colours=LABEL_COLOURS,
         charts=None if svgs is None else {k: Markup(v) for k, v in svgs.items()}, charts_failed=charts_failed,
         install_hint=charts.INSTALL_HINT, claims=sum(s["claims"] for s in summaries),

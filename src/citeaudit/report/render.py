@@ -1,6 +1,8 @@
 """Render a run's results (report/results.py) as Markdown or a terminal table. Every figure shows its
 raw counts and a bootstrap interval, and every measure's signature is printed once, under the figures
-(sacrebleu's footnote habit). Scoring and `report` render the same records, so a report never
+(sacrebleu's footnote habit): in Markdown whole, on the terminal as the judge once and the run's shared
+settings once (the judge's signature alone can be hundreds of characters, the same in nearly every
+measure's), whole only when asked. Scoring and `report` render the same records, so a report never
 recomputes a figure: the intervals resample the per-answer counts the results keep.
 
 Both renderings put the summary first (one table per system), then the answers. Markdown carries
@@ -445,15 +447,32 @@ class _Plain:
         self._write("\n".join(lines))
 
 
-def _print_summary(tables: list[SummaryTable], shown: list[tuple[str, str]], out) -> None:
+SIGNATURES_HINT = "each measure's whole signature: --signatures"
+
+
+def settings_lines(summary: Summary, signature: Signature) -> list[str]:
+    """The terminal's short form of the signatures: the judge once (when a measure shown uses one) and
+    the settings they share once; every signature's other fields are the measure's own (agg, gold)."""
+    names = [n for n, _ in signatures(summary, signature)]
+    judged = any(N.parse_at_k(n) is None and n not in N.JUDGE_FREE for n in names)
+    return ([f"judge: {signature.judge}"] if judged else []) + [
+        f"settings: {signature.settings(names)} ({SIGNATURES_HINT})"]
+
+
+def _print_summary(tables: list[SummaryTable], summary: Summary, signature: Signature, out,
+                   every_signature: bool) -> None:
     out.line(f"summary ({INTERVAL_NOTE})")
-    for summary in tables:
-        rows = [(_measure(r.measure), r.shown, _interval(r.interval)) for r in summary.rows]
-        if summary.labels is not None:
-            rows.append((f"claims {LABELS_HEADER}", _label_cell(summary.labels), ""))
-        out.table(summary.heading, ("measure", "figure", "95 % interval"), rows)
+    for table in tables:
+        rows = [(_measure(r.measure), r.shown, _interval(r.interval)) for r in table.rows]
+        if table.labels is not None:
+            rows.append((f"claims {LABELS_HEADER}", _label_cell(table.labels), ""))
+        out.table(table.heading, ("measure", "figure", "95 % interval"), rows)
+    if not every_signature:
+        for line in settings_lines(summary, signature):
+            out.line(line)
+        return
     out.line("signatures:")
-    for n, s in shown:
+    for n, s in signatures(summary, signature):
         out.line(f"  {n}: {s}")
 
 
@@ -465,26 +484,31 @@ def _print_answer(a: AnswerRecord, out, title: str) -> None:
     out.line("  " + " · ".join(f"{m} {a.metrics[m].ratio()}" for m in TABLE_MEASURES if m in a.metrics))
 
 
-def print_text(results: Results, signature: Signature, console, details: bool = False, limit: int = WORST) -> None:
+def print_text(results: Results, signature: Signature, console, details: bool = False, limit: int = WORST,
+               every_signature: bool = False) -> None:
     """Terminal output: the summary, then every case when `details` (or when the run has no more than
     `limit` answers), else the `limit` answers with the lowest support and how many were left out.
+    Under the summary, the judge and the run's settings once, or with `every_signature` each measure's
+    whole signature.
     Rich tables and colour on a terminal, plain full-width lines anywhere else. Every string that came
     from the input is printed as text: control characters visible, never markup."""
     every = details or len(results.answers) <= limit
     questions = {c.id: c.question for c in results.cases}
     worst = [] if every else [(a, questions.get(a.case, "")) for a in worst_answers(results, limit)]
     print_streamed_text(results.summary, SummaryCounter.of(results), signature,
-                        _by_case(results) if every else None, worst, len(results.answers), console)
+                        _by_case(results) if every else None, worst, len(results.answers), console,
+                        every_signature)
 
 
 def print_streamed_text(summary: Summary, counter: SummaryCounter, signature: Signature,
                         cases: Iterable[tuple[CaseRecord, list[AnswerRecord]]] | None,
-                        worst: list[tuple[AnswerRecord, str]], answers: int, console=None) -> None:
+                        worst: list[tuple[AnswerRecord, str]], answers: int, console=None,
+                        every_signature: bool = False) -> None:
     """`print_text` from a summary and its counts, then either every case (`cases`, as read back) or the
     `worst` answers with their questions, out of `answers`."""
     console = console or terminal_console()
     out = _Rich(console) if console.is_terminal else _Plain(console)
-    _print_summary(summary_tables(summary, counter), signatures(summary, signature), out)
+    _print_summary(summary_tables(summary, counter), summary, signature, out, every_signature)
     out.line()
     if cases is not None:
         for case, shown in cases:
@@ -503,12 +527,13 @@ def print_streamed_text(summary: Summary, counter: SummaryCounter, signature: Si
         out.line()
 
 
-def text_report(results: Results, signature: Signature, details: bool = False) -> str:
+def text_report(results: Results, signature: Signature, details: bool = False, every_signature: bool = False) -> str:
     """What `print_text` prints to a file or a pipe, as a string (for `report --format text -o`)."""
     import io
 
     from rich.console import Console
 
     buffer = io.StringIO()
-    print_text(results, signature, Console(file=buffer, width=PIPED_WIDTH, color_system=None), details)
+    print_text(results, signature, Console(file=buffer, width=PIPED_WIDTH, color_system=None), details,
+               every_signature=every_signature)
     return buffer.getvalue()

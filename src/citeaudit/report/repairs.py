@@ -85,8 +85,10 @@ def _shown(ratio: Ratio | None) -> str:
     return "—" if ratio is None else str(ratio)
 
 
-def render_repairs(repaired: Repaired, judge: str) -> str:
-    """The repair as text for a terminal: every repair, grouped by answer; the counts; the figures."""
+def render_repairs(repaired: Repaired, judge: str, every_signature: bool = False) -> str:
+    """The repair as text for a terminal: every repair, grouped by answer; the counts; the figures; under
+    them the settings their signatures share (the judge is in the heading), or with `every_signature`
+    each figure's whole signature."""
     lines = [f"Repairs (judge {judge}; {repaired.options.render()})", ""]
     answers = _answers(repaired)
     for (case, answer), found in repaired.repairs.items():
@@ -112,7 +114,11 @@ def render_repairs(repaired: Repaired, judge: str) -> str:
               f"judge: asked {repaired.asked} new pair{'s' if repaired.asked != 1 else ''}, scoring before and "
               "after included (the rest were read from the run log, --store or memory)", ""]
     lines += _figure_lines(repaired)
-    lines += ["", "signatures:"] + [f"  {m}: {repaired.after.signature(m)}" for m in MEASURES]
+    if every_signature:
+        lines += ["", "signatures:"] + [f"  {m}: {repaired.after.signature(m)}" for m in MEASURES]
+    else:
+        lines += ["", f"settings: {repaired.after.run_signature.settings(list(MEASURES))} "
+                      "(each measure's whole signature: --signatures)"]
     return "\n".join(lines) + "\n"
 
 

@@ -31,14 +31,15 @@ class SummaryLines(Output):
 
 
 class TerminalReport(Output):
-    """`--format text` (the summary, then the answers with the lowest support, or every case with
-    `details`) and `--format markdown` (the summary, then every case). The summary's intervals need each
+    """`--format text` (the summary, the judge and settings once or every signature with `every_signature`,
+    then the answers with the lowest support, or every case with `details`) and `--format markdown` (the summary, then every case). The summary's intervals need each
     answer's counts only, kept compactly; the answers shown are kept as they come (the worst few, in a
     bounded heap) or in a temporary file (every case), and printed once the summary is known."""
 
-    def __init__(self, fmt: str, details: bool, write: Callable[[str], None]):
+    def __init__(self, fmt: str, details: bool, write: Callable[[str], None], every_signature: bool = False):
         self.write = write  # prints Markdown as it is (the text report goes to the terminal's console)
         self.fmt, self.details, self.limit = fmt, details, WORST
+        self.every_signature = every_signature  # text: each measure's whole signature (Markdown has them all)
         self.counter = SummaryCounter()
         self.every = fmt == "markdown" or details
         self.spool = tempfile.TemporaryFile("w+", encoding="utf-8")
@@ -73,7 +74,8 @@ class TerminalReport(Output):
         else:
             worst = [(AnswerRecord.model_validate(d["answer"]), d["question"])
                      for d in (json.loads(text) for _, _, text in sorted(self.heap, reverse=True))]
-            print_streamed_text(summary, self.counter, signature, cases if self.every else None, worst, self.answers)
+            print_streamed_text(summary, self.counter, signature, cases if self.every else None, worst, self.answers,
+                                every_signature=self.every_signature)
         self.abort()
 
     def _cases(self):

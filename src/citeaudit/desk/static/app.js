@@ -1,8 +1,8 @@
 // citeaudit desk: the page's state and wiring. Every change goes through the JSON API and the page is
 // redrawn from the snapshot it returns, so the figures on screen are always the server's figures.
-import { $, h, num, ratioText, setText, statementName } from "./dom.js";
+import { $, h, num, ratioText, setText, spoken, statementName } from "./dom.js";
 import { drawThreads, renderMap2d, sceneOf } from "./map2d.js";
-import { renderInspector, suggestionSection } from "./inspector.js";
+import { passageLanguages, renderInspector, suggestionSection } from "./inspector.js";
 import { currentClaim, renderReview } from "./review.js";
 import { createOverview } from "./overview.js";
 
@@ -205,7 +205,8 @@ async function fetchSuggestion(where, index, key) {
   if (el && el.dataset.key === key) {
     // only the section is drawn again: nothing else the reviewer is in the middle of is touched
     const focused = el.contains(document.activeElement);
-    const section = suggestionSection(state.snap.answer.statements[state.selected], state.suggestions.get(key), actions);
+    const section = suggestionSection(state.snap.answer.statements[state.selected], state.suggestions.get(key), actions,
+      state.snap.answer.lang, passageLanguages(state.snap));
     el.replaceWith(section);
     if (focused) section.focus({ preventScroll: true });
   }
@@ -434,7 +435,8 @@ function renderHeader(snap) {
     h("option", { value: a.id, selected: snap.answer && a.id === snap.answer.answer }, a.system === a.id ? a.id : `${a.system} (${a.id})`)));
   if (snap.answer) ansSel.value = snap.answer.answer;
   ansSel.disabled = !snap.case.answers.length;
-  setText($("#question"), `Question: ${snap.case.question}`);
+  $("#question").replaceChildren("Question: ", h("span", { id: "question-text", lang: spoken(snap.case.lang) }, snap.case.question));
+  document.documentElement.lang = snap.lang; // the language most of the session's answers are in
   const toggle = $("#review-toggle");
   toggle.setAttribute("aria-pressed", String(state.review));
   toggle.replaceChildren("Review mode", snap.queue.count

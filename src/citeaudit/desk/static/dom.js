@@ -80,6 +80,12 @@ function build(el, attrs, children) {
   return el;
 }
 
+/** The `lang` attribute of a text in `lang`: none for English, the language of the page's own words (the
+ * header, the desk and the footer say lang="en"), so that a Chinese claim or passage says it is Chinese. */
+export function spoken(lang) {
+  return lang && lang !== "en" ? lang : undefined;
+}
+
 /** An HTML element: h("p", {class: "x"}, "text", otherNode). */
 export function h(tag, attrs, ...children) {
   return build(document.createElement(tag), attrs, children);

@@ -1,7 +1,12 @@
 // The inspector: one statement, its citations, each cited passage's exact text (evidence span highlighted),
 // the judgment, the per-citation checks, the suggested repair, the repair controls and the seed's JSON objects.
-import { $, h, STATUS_TEXT, isScored, jsonText, labelClass, labelText, markBidi, statementName, threadStatus, unmarkBidi } from "./dom.js";
+import { $, h, STATUS_TEXT, isScored, jsonText, labelClass, labelText, markBidi, spoken, statementName, threadStatus, unmarkBidi } from "./dom.js";
 import { rankedPassages } from "./map2d.js";
+
+/** Each passage's language, by id: the snapshot's passages say it (docs/desk.md). */
+export function passageLanguages(snap) {
+  return new Map(snap.passages.map((p) => [p.id, p.lang]));
+}
 
 export function renderInspector(snap, state, on) {
   const body = $("#inspector-body");
@@ -12,6 +17,7 @@ export function renderInspector(snap, state, on) {
     return;
   }
   const seed = answer.inspector[state.selected];
+  const languages = passageLanguages(snap); // the seed objects stay as they are
   const claims = answer.claims.filter((c) => c.statement === st.index);
   const evidence = claims.map((c) => c.judgment && c.judgment.evidence).filter(Boolean);
   if (st.judgment && st.judgment.evidence) evidence.unshift(st.judgment.evidence);
@@ -19,20 +25,20 @@ export function renderInspector(snap, state, on) {
   body.replaceChildren(...[
     h("h3", { id: "inspector-title" }, `Statement ${statementName(st)}`,
       isScored(st) ? null : h("span", { class: "badge" }, ` ${st.kind}: not scored`)),
-    h("p", { class: "statement-text", id: "inspector-text" }, st.text),
+    h("p", { class: "statement-text", id: "inspector-text", lang: spoken(answer.lang) }, st.text),
     h("dl", { class: "kv" },
       h("dt", {}, "Citations"),
       h("dd", { id: "inspector-citations" }, st.citations.length ? st.citations.join(", ") : "none"),
       h("dt", {}, "Cited set supports"),
       h("dd", {}, st.cited_set_supports === null || st.cited_set_supports === undefined ? "n/a"
         : st.cited_set_supports ? "yes" : "no"),
-      ...judgmentRows(st, claims)),
+      ...judgmentRows(st, claims, answer.lang)),
     h("h4", {}, "Cited passages"),
     seed.citedPassages.length
-      ? seed.citedPassages.map((p) => citedPassage(p, st, evidence, state))
+      ? seed.citedPassages.map((p) => citedPassage(p, st, evidence, state, languages.get(p.id)))
       : h("p", { class: "muted" }, "No citation: nothing to follow."),
     st.citation_checks && st.citation_checks.length ? checksTable(st) : null,
-    suggestionSection(st, on.suggestionOf(st.index), on),
+    suggestionSection(st, on.suggestionOf(st.index), on, answer.lang, languages),
     repair(snap, st, on),
     h("details", { id: "inspector-json" },
       h("summary", {}, "Statement and check as JSON"),
@@ -48,7 +54,7 @@ export function renderInspector(snap, state, on) {
   }
 }
 
-function judgmentRows(st, claims) {
+function judgmentRows(st, claims, lang) {
   const rows = [];
   const shown = claims.length > 1 ? claims : (st.judgment ? [{ text: null, judgment: st.judgment }] : []);
   if (!shown.length) return [h("dt", {}, "Judgment"), h("dd", {}, "none (not scored)")];
@@ -57,7 +63,7 @@ function judgmentRows(st, claims) {
     rows.push(
       h("dt", {}, claims.length > 1 ? `Claim ${k + 1}` : "Judgment"),
       h("dd", { class: "judgment", id: claims.length > 1 ? `inspector-judgment-${k}` : "inspector-judgment" },
-        c.text ? h("span", { class: "claim-text" }, `${c.text} `) : null,
+        c.text ? [h("span", { class: "claim-text", lang: spoken(lang) }, c.text), " "] : null,
         h("span", { class: `badge ${labelClass(j)}` }, labelText(j)), " ",
         h("span", { class: "muted" }, "by "), h("span", { class: "muted signature", title: j.judge }, j.judge),
         j.explanation ? h("span", { class: "explanation" }, [h("br"), j.explanation]) : null,
@@ -103,7 +109,7 @@ function passageText(p, ev) {
   return [h("mark", { title: "whole passage (the judgment gives no evidence span)" }, p.text)];
 }
 
-function citedPassage(p, st, evidence, state) {
+function citedPassage(p, st, evidence, state, lang) {
   const ev = spanIn(p, evidence);
   const status = threadStatus(st, p.id);
   const check = (st.citation_checks || []).find((c) => c.id === p.id);
@@ -115,7 +121,7 @@ function citedPassage(p, st, evidence, state) {
     h("strong", {}, p.id),
     h("span", { class: "muted" }, `version ${p.version || "none"} · span ${p.span.start}–${p.span.end}`),
     h("span", { class: `status-${status}` }, STATUS_TEXT[status])),
-  h("blockquote", { class: "passage-text" }, text),
+  h("blockquote", { class: "passage-text", lang: spoken(lang) }, text),
   h("p", { class: "muted" }, ev ? `Highlighted: evidence span ${ev.start}–${ev.end} of this passage's text.`
     : p.text === null ? "The judgment gives no evidence span: shown are the passage's start and where the statement's words appear in it."
       : "Highlighted: the whole passage (the judgment gives no evidence span)."),
@@ -167,7 +173,7 @@ function repair(snap, st, on) {
 /** The repair `citeaudit repair` suggests for each claim of the statement, searched for by the server when the
  * statement is first selected (`found`: loading, failed or ready), and the button that applies it: the same
  * edit as ticking and unticking the boxes below. */
-export function suggestionSection(st, found, on) {
+export function suggestionSection(st, found, on, lang, languages) {
   const status = !isScored(st) ? "not-scored" : found ? found.state : "loading";
   let body;
   if (status === "not-scored") body = h("p", { class: "muted" }, `${st.kind}: not scored, nothing to repair.`);
@@ -177,7 +183,7 @@ export function suggestionSection(st, found, on) {
     const s = found.data;
     const offered = s.claims.find((c) => c.suggested);
     body = [
-      s.claims.map((c) => suggestedClaim(c, s.claims.length > 1)),
+      s.claims.map((c) => suggestedClaim(c, s.claims.length > 1, lang, languages)),
       s.citations ? h("button", {
         type: "button", id: "apply-suggestion", title: "Cite exactly what the suggestion names (shortcut: a)",
         onclick: () => on.applySuggestion(st.index),
@@ -193,17 +199,17 @@ export function suggestionSection(st, found, on) {
 
 /** One claim's suggestion; a review (the judge not sure: `suggested` null) shows its passages and verdict,
  * to read, with nothing to apply. */
-function suggestedClaim(c, several) {
+function suggestedClaim(c, several, lang, languages) {
   const j = c.judgment;
   const review = c.action === "review";
   return h("div", { class: "suggested-claim", id: `suggestion-${c.claim}`, dataset: { action: c.action || "none" } },
-    several ? h("p", { class: "claim-text" }, `Claim ${c.claim + 1}: ${c.text}`) : null,
+    several ? h("p", { class: "claim-text" }, `Claim ${c.claim + 1}: `, h("span", { lang: spoken(lang) }, c.text)) : null,
     h("p", { class: "suggestion-note", id: `suggestion-note-${c.claim}` }, c.note),
     (c.evidence || []).map((p) => h("article", { class: "cited-passage suggested-passage", dataset: { passage: p.id } },
       h("div", { class: "p-head" },
         h("strong", {}, p.id),
         h("span", { class: "muted" }, `${p.doc !== p.id ? `document ${p.doc} · ` : ""}version ${p.version || "none"} · span ${p.span.start}–${p.span.end}`)),
-      h("blockquote", { class: "passage-text" }, passageText(p, spanIn(p, [j && j.evidence]))))),
+      h("blockquote", { class: "passage-text", lang: spoken(languages.get(p.id)) }, passageText(p, spanIn(p, [j && j.evidence]))))),
     j ? h("p", { class: "judgment", id: `suggestion-judgment-${c.claim}` },
       review ? "The judge's verdict: " : "The judge finds the new set ",
       h("span", { class: `badge ${labelClass(j)}` }, c.confidence), " ",

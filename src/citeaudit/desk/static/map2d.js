@@ -1,6 +1,6 @@
 // The 2D evidence map: statements in a column in front (left), retrieved passages by rank (right), and an
 // SVG thread for every citation pointer, coloured by that citation's check.
-import { $, h, s, STATUS_TEXT, isQueued, isScored, labelClass, labelText, markBidi, statementName, threadStatus } from "./dom.js";
+import { $, h, s, STATUS_TEXT, isQueued, isScored, labelClass, labelText, markBidi, spoken, statementName, threadStatus } from "./dom.js";
 
 /** Passages in rank order; unranked ones after, in their given order. */
 export function rankedPassages(snap) {
@@ -41,7 +41,7 @@ export function renderMap2d(snap, state, on) {
   const unsure = new Set(answer ? answer.claims.filter((c) => isQueued(snap, c)).map((c) => c.statement) : []);
 
   $("#statements").replaceChildren(
-    ...(statements.length ? statements.map((st) => statementEl(st, unsure.has(st.index), state, on))
+    ...(statements.length ? statements.map((st) => statementEl(st, unsure.has(st.index), state, on, answer.lang))
       : [h("p", { class: "muted" }, "This answer has no statements.")]),
   );
   $("#passages").replaceChildren(
@@ -55,13 +55,13 @@ export function renderMap2d(snap, state, on) {
         h("span", { class: "p-rank" }, p.rank ? `#${p.rank}` : "unranked"),
         h("span", { class: "p-id" }, p.id),
         p.title ? h("span", { class: "p-title" }, p.title) : null),
-      h("span", { class: "p-text" }, p.text))),
+      h("span", { class: "p-text", lang: spoken(p.lang) }, p.text))),
   );
   requestAnimationFrame(() => drawThreads(snap, state, on));
 }
 
 /** One statement of the map; `unsure`: one of its claims waits in the review queue. */
-function statementEl(st, unsure, state, on) {
+function statementEl(st, unsure, state, on, lang) {
   const selected = st.index === state.selected;
   const scored = isScored(st);
   const label = st.judgment ? labelClass(st.judgment) : null;
@@ -87,7 +87,7 @@ function statementEl(st, unsure, state, on) {
     label ? h("span", { class: `badge ${label}` }, labelText(st.judgment)) : null,
     unsure ? h("span", { class: "badge unsure", title: "a claim of this statement waits for a human label" }, "unsure") : null,
     !scored ? h("span", { class: "badge" }, st.kind) : null),
-  h("span", { class: "st-text" }, st.text),
+  h("span", { class: "st-text", lang: spoken(lang) }, st.text),
   h("span", { class: "st-cites" }, cites));
   return el;
 }

@@ -1,6 +1,6 @@
 // Review mode: step through the answer's claims, set a human label with a note, see agreement, export.
 // The review queue (claims the judge is unsure of, across every case) is worked through from here too.
-import { $, h, isQueued, labelClass, labelText, queueText } from "./dom.js";
+import { $, h, isQueued, labelClass, labelText, queueText, spoken } from "./dom.js";
 
 export function currentClaim(snap, state) {
   const claims = snap.answer ? snap.answer.claims : [];
@@ -25,7 +25,7 @@ export function renderReview(snap, state, on) {
     parts.push(
       claimList(snap, claims, k, on),
       h("p", { id: "review-position" }, `Claim ${k + 1} of ${claims.length} · statement ${claim.id || `#${claim.statement + 1}`}`),
-      h("blockquote", { class: "review-claim", id: "review-claim" }, claim.text),
+      h("blockquote", { class: "review-claim", id: "review-claim", lang: spoken(snap.answer.lang) }, claim.text),
       h("p", {}, `Cites ${claim.citations.length ? claim.citations.join(", ") : "nothing"} · automatic label `,
         h("span", { class: `badge ${labelClass(j)}`, id: "review-auto" }, labelText(j)),
         isQueued(snap, claim) ? [" ", unsureBadge("review-unsure")] : null,
@@ -60,7 +60,7 @@ export function renderReview(snap, state, on) {
       ? h("table", { class: "human", id: "human-labels" },
         h("thead", {}, h("tr", {}, h("th", {}, "claim"), h("th", {}, "label"), h("th", {}, "reviewer"), h("th", {}, "note"))),
         h("tbody", {}, humans.map((x) => h("tr", {},
-          h("td", {}, x.text), h("td", {}, h("span", { class: `badge ${x.label}` }, x.label)),
+          h("td", { lang: spoken(snap.answer && snap.answer.lang) }, x.text), h("td", {}, h("span", { class: `badge ${x.label}` }, x.label)),
           h("td", {}, x.reviewer), h("td", {}, x.note || "")))))
       : h("p", { class: "muted", id: "human-labels" }, "None yet."),
     h("p", { id: "agreement", dataset: { n: a.n, agree: a.agree, kappa: kappaText(a) } },
@@ -92,7 +92,7 @@ function claimList(snap, claims, current, on) {
         type: "button", id: `review-claim-${k}`, class: "claim-pick", "aria-current": k === current ? "true" : null,
         onclick: () => on.goToClaim(k),
       },
-      h("span", { class: "claim-pick-text" }, c.text),
+      h("span", { class: "claim-pick-text", lang: spoken(snap.answer.lang) }, c.text),
       h("span", { class: `badge ${labelClass(c.judgment)}` }, labelText(c.judgment)),
       isQueued(snap, c) ? unsureBadge(null) : null))));
 }

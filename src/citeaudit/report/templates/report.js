@@ -6,6 +6,12 @@
   "use strict";
   var data = JSON.parse(document.getElementById("report-data").textContent);
   var S = data.strings, rows = data.rows, P = data.passages, FOLD = data.fold;
+  // Every element here sits in English (the page's own words, or a section marked lang="en"): a claim or
+  // a passage says its language where it is another.
+  function spoken(e, lang) {
+    if (lang && lang !== "en") e.lang = lang;
+    return e;
+  }
   var PAGE = 50, ANSWERS_PAGE = 25;  // rows a page shows: a page of answers fits a window
   var SHOW_ALL_CAP = 20000;  // characters of a passage put in the DOM at most, even when unfolded
   var C = {};
@@ -161,8 +167,8 @@
   }
 
   // A passage with its span highlighted; text far from the span is folded (and capped when unfolded).
-  function passageText(text, start, end, whole) {
-    var box = el("div", "ptext");
+  function passageText(text, start, end, whole, lang) {
+    var box = spoken(el("div", "ptext"), lang);
     if (start === null) {
       var cut = whole ? SHOW_ALL_CAP : 2 * FOLD;
       box.append(text.slice(0, cut));
@@ -200,7 +206,7 @@
   function detail(r) {
     var left = el("div", null, [
       el("h4", null, [r[C.kind] === "fact" ? "missed required fact " + r[C.ref] : "claim " + r[C.ref]]),
-      highlighted(r[C.text], r[C.marks]),
+      spoken(highlighted(r[C.text], r[C.marks]), S[r[C.lang]]),
       el("p", "meta", [S[r[C.system]] + " · case " + S[r[C.case]] + " · answer " + S[r[C.answer]]]),
       el("p", null, [labelChip(labelOf(r)), causeOf(r) ? " " + words(causeOf(r)) : null,
         r[C.score] !== null ? " · p(support) " + r[C.score].toFixed(3) : null])
@@ -211,18 +217,18 @@
     var right = el("div", null, [el("h4", null, [r[C.kind] === "fact" ? "documenting passages" : "cited passages"])]);
     if (!r[C.passages].length) right.append(el("p", "meta", ["no citation"]));
     r[C.passages].forEach(function (pi) {
-      var p = P[pi], text = p[4], span = spanIn(r, pi, text);
+      var p = P[pi], text = p[4], lang = S[p[5]], span = spanIn(r, pi, text);
       var block = el("blockquote", "passage", [
         el("span", "pmeta", [el("b", null, [p[0]]), " " + p[1] + " · " + p[2] + (p[3] ? " · " + p[3] : "")])
       ]);
-      var body = passageText(text, span[0], span[1], false);
+      var body = passageText(text, span[0], span[1], false, lang);
       block.append(body);
       if (text.length > 2 * FOLD) {
         var more = el("button", "unfold", ["show more of the passage"]);
         more.type = "button";
         more.addEventListener("click", function (e) {
           e.stopPropagation();
-          block.replaceChild(passageText(text, span[0], span[1], true), block.querySelector(".ptext"));
+          block.replaceChild(passageText(text, span[0], span[1], true, lang), block.querySelector(".ptext"));
           more.remove();
         });
         block.append(more);
@@ -237,7 +243,8 @@
 
   function rowElement(i) {
     var r = rows[i];
-    var text = el("div", "clamp", [r[C.kind] === "fact" ? el("span", "kind", ["missed fact"]) : null, r[C.text]]);
+    var text = el("div", "clamp", [r[C.kind] === "fact" ? el("span", "kind", ["missed fact"]) : null,
+      spoken(el("span", null, [r[C.text]]), S[r[C.lang]])]);
     var tr = el("tr", "row", [
       el("td", null, [S[r[C.system]]]),
       el("td", null, [S[r[C.case]] + " / " + S[r[C.answer]], el("span", "meta", [" " + r[C.ref]])]),
