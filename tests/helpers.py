@@ -78,3 +78,18 @@ def write_run(path, cases, judge, settings=None) -> str:
     judgments = Judgments(judge)
     write_runlog(path, build_runlog(score_cases(cases, judgments, settings or Settings()), judgments))
     return str(path)
+
+
+# The answer the harness integrations' tests score (DeepEval, RAGAS): one claim its citation supports,
+# one it does not, and one the shipped judge is unsure of.
+HARNESS_QUESTION = "What is the P7's temperature limit, and where was it designed?"
+HARNESS_CONTEXTS = ["P7 operating manual, version 3. The continuous operating temperature limit is 80 °C.",
+                    "Product catalogue. The P7 offers an Eco operating mode."]
+# one claim its citation supports, one it does not: support 1/2
+HARNESS_ANSWER = "The continuous operating temperature limit is 80 °C [1]. The P7 was designed in Finland [2]."
+HARNESS_FAILING = "The P7 was designed in Finland."
+# the pilot measured downtime, not energy: the shipped judge is unsure, so the claim is not scored
+HARNESS_UNSURE_CONTEXT = ("Eco mode pilot report. The pilot observed P7 machines in Eco mode for 30 days. "
+                          "Downtime fell by 15% compared with standard mode. The report gives no annual energy estimate and does not state "
+                          "how many machines took part.")
+HARNESS_UNSURE = "Eco reduces annual energy by 15% [1]."

@@ -26,18 +26,10 @@ from citeaudit.cli import main  # noqa: E402
 from citeaudit.errors import InputError  # noqa: E402
 from citeaudit.integrations.core import check_citations, judge_for  # noqa: E402
 from citeaudit.integrations.ragas import TRACE, CitationSupport  # noqa: E402
+from helpers import HARNESS_ANSWER as ANSWER, HARNESS_CONTEXTS as CONTEXTS, HARNESS_FAILING as FAILING  # noqa: E402
+from helpers import HARNESS_QUESTION as QUESTION, HARNESS_UNSURE as UNSURE  # noqa: E402
+from helpers import HARNESS_UNSURE_CONTEXT as UNSURE_CONTEXT  # noqa: E402
 
-QUESTION = "What is the P7's temperature limit, and where was it designed?"
-CONTEXTS = ["P7 operating manual, version 3. The continuous operating temperature limit is 80 °C.",
-            "Product catalogue. The P7 offers an Eco operating mode."]
-# one claim its citation supports, one it does not: support 1/2
-ANSWER = "The continuous operating temperature limit is 80 °C [1]. The P7 was designed in Finland [2]."
-FAILING = "The P7 was designed in Finland."
-# the pilot measured downtime, not energy: the shipped judge is unsure, so the claim is not scored
-UNSURE_CONTEXT = ("Eco mode pilot report. The pilot observed P7 machines in Eco mode for 30 days. Downtime fell by "
-                  "15% compared with standard mode. The report gives no annual energy estimate and does not state "
-                  "how many machines took part.")
-UNSURE = "Eco reduces annual energy by 15% [1]."
 ROWS = [{"user_input": QUESTION, "response": ANSWER, "retrieved_contexts": CONTEXTS},
         {"user_input": "Does Eco save energy?", "response": UNSURE, "retrieved_contexts": [UNSURE_CONTEXT]}]
 
