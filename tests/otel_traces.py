@@ -16,9 +16,9 @@ an application instruments itself), into opentelemetry-sdk's `InMemorySpanExport
   not written by Phoenix.
 
 The tests build their files at test time, so a change in those libraries' conventions fails a test.
-`tests/fixtures/otel/langchain_rag.otlp.jsonl` was written by this module:
+`tests/fixtures/formats/otel_langchain_rag.jsonl` was written by this module:
 
-    PYTHONPATH=src python tests/otel_traces.py tests/fixtures/otel/langchain_rag.otlp.jsonl
+    python tests/otel_traces.py tests/fixtures/formats/otel_langchain_rag.jsonl
 """
 
 from __future__ import annotations
@@ -287,6 +287,40 @@ def phoenix_rest_page(spans: Sequence[ReadableSpan]) -> dict[str, Any]:
     return {"data": data, "next_cursor": None}
 
 
+def _any_value(value: Any) -> dict[str, Any]:
+    """An attribute value as Phoenix's OtlpAnyValue model writes it: every field, the unset ones null."""
+    fields: dict[str, Any] = dict.fromkeys(("array_value", "bool_value", "bytes_value", "double_value",
+                                            "int_value", "kvlist_value", "string_value"))
+    if isinstance(value, bool):
+        fields["bool_value"] = value
+    elif isinstance(value, int):
+        fields["int_value"] = value
+    elif isinstance(value, float):
+        fields["double_value"] = value
+    elif isinstance(value, (list, tuple)):
+        fields["array_value"] = {"values": [_any_value(v) for v in value]}
+    else:
+        fields["string_value"] = str(value)
+    return fields
+
+
+def phoenix_otlpv1_page(spans: Sequence[ReadableSpan]) -> dict[str, Any]:
+    """A page of Phoenix's REST API `GET /v1/projects/{project}/spans/otlpv1`: its OtlpSpan model, OTLP's
+    fields in snake_case, ids in hex, the attributes flattened to dotted keys, unset fields null."""
+    data = []
+    for span in spans:
+        trace_id, span_id, parent_id = _ids(span)
+        attributes = _flat(_nested(dict(span.attributes or {})))
+        data.append({"attributes": [{"key": k, "value": _any_value(v)} for k, v in attributes.items()],
+                     "dropped_attributes_count": None, "dropped_events_count": None, "dropped_links_count": None,
+                     "end_time_unix_nano": span.end_time, "events": None, "flags": None,
+                     "kind": "SPAN_KIND_INTERNAL", "links": None, "name": span.name, "parent_span_id": parent_id,
+                     "span_id": span_id, "start_time_unix_nano": span.start_time,
+                     "status": {"code": {"UNSET": 0, "OK": 1, "ERROR": 2}[_status(span)], "message": None},
+                     "trace_id": trace_id, "trace_state": None})
+    return {"data": data, "next_cursor": None}
+
+
 def phoenix_dataframe_row(span: ReadableSpan) -> dict[str, Any]:
     """A row of Phoenix's spans DataFrame (`get_spans_dataframe`) as pandas' `to_json(orient="records",
     lines=True)` writes it: `context.span_id` and `context.trace_id` columns, an `attributes.` column per
@@ -324,7 +358,7 @@ EXAMPLE_RUNS = (
 
 
 def example_file() -> str:
-    """tests/fixtures/otel/langchain_rag.otlp.jsonl: two LangChain traces, one request a line."""
+    """tests/fixtures/formats/otel_langchain_rag.jsonl: two LangChain traces, one request a line."""
     return jsonl(otlp_json(trace) for trace in traces(langchain_spans(EXAMPLE_RUNS)))
 
 

@@ -160,6 +160,7 @@ SHAPES = {
     "phoenix-spans-jsonl": lambda spans: ("spans.jsonl", T.jsonl(T.phoenix_span(s) for s in spans)),
     "phoenix-spans-list": lambda spans: ("spans.json", json.dumps([T.phoenix_span(s) for s in spans], indent=1)),
     "phoenix-rest-page": lambda spans: ("page.json", json.dumps(T.phoenix_rest_page(spans), indent=2)),
+    "phoenix-otlpv1-page": lambda spans: ("otlpv1.json", json.dumps(T.phoenix_otlpv1_page(spans))),
     "phoenix-dataframe": lambda spans: ("spans_df.jsonl", T.jsonl(T.phoenix_dataframe_row(s) for s in spans)),
 }
 
@@ -174,7 +175,9 @@ def test_every_export_shape_reads_the_same_case(tmp_path, one_trace, shape):
         assert case[key] == expected[key], key
     for key in ("root", "question_from", "answer_from", "retrievers"):
         assert case["metadata"][key] == expected["metadata"][key], key
-    assert case["metadata"]["format"] == ("phoenix" if shape.startswith("phoenix") else "otlp")
+    # Phoenix's otlpv1 page holds OTLP spans (without their resource)
+    assert case["metadata"]["format"] == ("phoenix" if shape.startswith("phoenix") and "otlp" not in shape
+                                          else "otlp")
 
 
 def test_a_phoenix_export_names_the_system_by_the_file(tmp_path, one_trace):

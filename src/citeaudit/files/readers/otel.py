@@ -246,7 +246,7 @@ def _any_value(f: Fields, path: Path, value: Any) -> Any:
     if not isinstance(value, dict):
         f.problem(path, f"expected an AnyValue object ({{\"stringValue\": ...}}), got {_kind_name(value)}")
         return _ABSENT
-    known = [k for k in value if _camel(k) in _ANY_VALUE]
+    known = [k for k in value if _camel(k) in _ANY_VALUE and value[k] is not None]  # a null field is unset
     if not known:
         return _ABSENT
     if len(known) > 1:
