@@ -545,3 +545,48 @@ def test_score_a_trace_export_with_the_model_judge(runner, tmp_path, one_trace):
     report = runner.invoke(main, ["report", str(run), "--format", "markdown"])
     assert report.exit_code == 0, report.output
     assert "| support S | 1/2 (50.0 %) |" in report.output
+
+
+HOSTILE = (None, True, -1, 1.5e308, "", "x", "9" * 5000, [], {}, [{"key": "k"}], {"stringValue": {}})
+
+
+def _paths(value, path=()):
+    yield path
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _paths(item, path + (key,))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _paths(item, path + (i,))
+
+
+def _replaced(value, path, new):
+    if not path:
+        return new
+    copy = list(value) if isinstance(value, list) else dict(value)
+    copy[path[0]] = _replaced(value[path[0]], path[1:], new)
+    return copy
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("shape", ["otlp", "phoenix"])
+def test_any_field_of_any_type_is_a_case_or_a_located_problem_never_a_traceback(tmp_path, shape):
+    """Every field of a small trace (a chain, a retriever, a model call) replaced in turn by each hostile
+    value: read, or refused with problems that each name the file and a line."""
+    spans = T.manual_spans("Q?", [[{"id": "d1", "content": T.MANUAL_V3, "score": 0.5, "metadata": {"p": 1}}]],
+                           "The limit is 80 °C [1].")
+    records = [T.otlp_json(spans)] if shape == "otlp" else [T.phoenix_span(s) for s in spans]
+    path = tmp_path / "hostile.jsonl"
+    outcomes = {"read": 0, "refused": 0}
+    for r, record in enumerate(records):
+        for where in list(_paths(record))[1:]:
+            for new in HOSTILE:
+                changed = [*records[:r], _replaced(record, where, new), *records[r + 1:]]
+                path.write_text(T.jsonl(changed), encoding="utf-8")
+                try:
+                    read("otel", str(path))
+                    outcomes["read"] += 1
+                except InputError as err:
+                    assert err.problems and all(p.file == str(path) and p.line for p in err.problems), where
+                    outcomes["refused"] += 1
+    assert outcomes["read"] > 0 and outcomes["refused"] > 0

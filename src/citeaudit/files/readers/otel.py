@@ -60,7 +60,14 @@ _NOT_THIS_FORMAT = ("not an OpenTelemetry trace export: expected OTLP JSON ({\"r
 _ABSENT: Any = object()
 _HEX = re.compile(r"[0-9a-fA-F]+")
 _BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
-_INTEGER = re.compile(r"-?\d+")
+_INTEGER = re.compile(r"-?[0-9]+")
+_DIGITS = 40  # far more than a 64-bit integer's 20: a longer one is no OTLP integer
+
+
+def _clip(value: Any) -> str:
+    """A value as a message shows it: its repr, cut short."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 Path = tuple[str | int, ...]
 LineOf = Callable[..., "int | None"]
@@ -218,7 +225,7 @@ def _id(f: Fields, path: Path, size: int, what: str, required: bool = True) -> s
         hex_id = ""
     if len(hex_id) != 2 * size:
         f.problem(path, f"expected a {what}: {2 * size} hex digits (OTLP JSON), or {size} bytes in base64 "
-                        f"(protobuf's JSON mapping), got {value!r}")
+                        f"(protobuf's JSON mapping), got {_clip(value)}")
         return None
     if not hex_id.strip("0"):
         f.problem(path, f"an all-zero {what} is invalid")
@@ -234,9 +241,9 @@ def _nanos(f: Fields, path: Path, required: bool) -> int | None:
         return None
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
         return value
-    if isinstance(value, str) and value.isdigit():
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= _DIGITS:
         return int(value)
-    f.problem(path, f"expected nanoseconds since 1970 (an integer, or its decimal text), got {value!r}")
+    f.problem(path, f"expected nanoseconds since 1970 (an integer, or its decimal text), got {_clip(value)}")
     return None
 
 
@@ -277,9 +284,9 @@ def _bool(f: Fields, path: Path, v: Any) -> Any:
 def _int(f: Fields, path: Path, v: Any) -> Any:
     if isinstance(v, int) and not isinstance(v, bool):
         return v
-    if isinstance(v, str) and _INTEGER.fullmatch(v):  # int64 is written as its decimal text
+    if isinstance(v, str) and _INTEGER.fullmatch(v) and len(v) <= _DIGITS:  # int64 is written as its decimal text
         return int(v)
-    f.problem(path, f"expected an integer (or its decimal text), got {v!r}")
+    f.problem(path, f"expected an integer (or its decimal text), got {_clip(v)}")
     return _ABSENT
 
 
@@ -291,7 +298,7 @@ def _double(f: Fields, path: Path, v: Any) -> Any:
             return float(v)  # "NaN", "Infinity" and "-Infinity", as protobuf writes them, and numbers as text
         except ValueError:
             pass
-    f.problem(path, f"expected a number, got {v!r}")
+    f.problem(path, f"expected a number, got {_clip(v)}")
     return _ABSENT
 
 
@@ -338,7 +345,7 @@ def _key_value(f: Fields, path: Path, kv: Any) -> tuple[str | None, Any]:
         return None, _ABSENT
     key = kv.get("key")
     if not isinstance(key, str) or not key:
-        f.problem(path + ("key",), "field required" if key is None else f"expected an attribute key, got {key!r}")
+        f.problem(path + ("key",), "field required" if key is None else f"expected an attribute key, got {_clip(key)}")
         return None, _ABSENT
     return key, _any_value(f, path + ("value",), kv.get("value", {}))
 
@@ -403,7 +410,7 @@ def _phoenix_time(f: Fields, path: Path, required: bool) -> int | None:
         if required:
             f.problem(path, "field required")
         return None
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) < 1e15:
         return int(value * 1_000_000)  # epoch milliseconds: pandas' to_json writes a datetime column so
     if isinstance(value, str):
         try:
@@ -416,7 +423,7 @@ def _phoenix_time(f: Fields, path: Path, required: bool) -> int | None:
             delta = moment - datetime(1970, 1, 1, tzinfo=timezone.utc)
             return (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1000
     f.problem(path, f"expected a time: ISO 8601 text (as Phoenix writes it) or epoch milliseconds (as pandas' "
-                    f"to_json writes a datetime), got {value!r}")
+                    f"to_json writes a datetime), got {_clip(value)}")
     return None
 
 
@@ -1057,7 +1064,7 @@ def _document(span: Span, rank: int, node: Node, content: Node | None, own_id: N
         if isinstance(own_id.value, (str, int)) and not isinstance(own_id.value, bool) and str(own_id.value).strip():
             doc_id = str(own_id.value)
         else:
-            span.problem(own_id.path, f"{own_id.key}: expected a text or an integer id, got {own_id.value!r}")
+            span.problem(own_id.path, f"{own_id.key}: expected a text or an integer id, got {_clip(own_id.value)}")
     kept: dict[str, Any] = {}
     if score is not None and score.value is not _ABSENT:
         if isinstance(score.value, (int, float)) and not isinstance(score.value, bool):
