@@ -218,6 +218,23 @@ def test_a_trace_with_only_the_genai_conventions(tmp_path):
     assert [c for _, c, _ in _citations(case)] == [[s["id"]] for s in case["sources"]]
 
 
+def test_genai_documents_that_are_no_json_list_of_documents(tmp_path, one_trace):
+    spans = T.langchain_spans([ONE], genai=True)
+    request = T.genai_only(T.otlp_json(spans))
+    k, a = _attribute_index(request, "ListRetriever", "gen_ai.retrieval.documents")
+    value = request["resourceSpans"][0]["scopeSpans"][0]["spans"][k]["attributes"][a]["value"]
+    at = f"resourceSpans[0].scopeSpans[0].spans[{k}].attributes[{a}].value"
+    value["stringValue"] = value["stringValue"][:-5]  # the JSON text cut short
+    path = _write(tmp_path, "cut.jsonl", T.jsonl([request]))
+    [problem] = _problems(path)
+    assert problem.startswith(f"{path}:1: {at}: gen_ai.retrieval.documents: expected JSON, got text that is not (")
+    value["stringValue"] = json.dumps([T.MANUAL_V3, T.CATALOGUE])
+    path = _write(tmp_path, "texts.jsonl", T.jsonl([request]))
+    assert _problems(path) == [
+        f"{path}:1: {at}: gen_ai.retrieval.documents: expected a list of documents ({{\"id\", \"content\", ...}}), "
+        f"got {[T.MANUAL_V3, T.CATALOGUE]!r:.57}..."]
+
+
 def test_a_dual_written_trace_is_read_by_its_openinference_attributes(tmp_path):
     [record] = read("otel", _otlp_file(tmp_path, T.langchain_spans([ONE], genai=True)))
     assert record.case["metadata"]["answer_from"]["attribute"] == "llm.output_messages"
@@ -249,6 +266,17 @@ def test_cite_id_names_sources_by_their_own_ids(tmp_path):
                                               "metadata": {"page": 4}, "document_id": "manual-v3"}
     assert case["metadata"]["markers"] == "id"
     assert [c for _, c, _ in _citations(case)] == [["manual-v3"], ["pilot"]]
+
+
+def test_a_score_that_is_no_number_is_kept_as_protobuf_writes_it(tmp_path):
+    """doubleValue "NaN" (a failed relevance score): kept as its text, since JSON has no NaN."""
+    path, _ = _manual(tmp_path)
+    request = json.loads(Path(path).read_text(encoding="utf-8"))
+    k, a = _attribute_index(request, "search-1", "retrieval.documents.0.document.score")
+    request["resourceSpans"][0]["scopeSpans"][0]["spans"][k]["attributes"][a]["value"] = {"doubleValue": "NaN"}
+    case = read("otel", _write(tmp_path, "nan.jsonl", T.jsonl([request])))[0].case
+    assert case["sources"][0]["metadata"]["score"] == "NaN"
+    assert json.loads(json.dumps(case, allow_nan=False)) == case
 
 
 def test_cite_order_keeps_the_document_ids_in_metadata(tmp_path):
@@ -346,8 +374,8 @@ def test_a_trace_without_a_retriever_span_is_located_or_left_out_when_asked(tmp_
     only_chat = _otlp_file(tmp_path, T.langchain_spans([chat]), "chat.jsonl")
     with pytest.warns(SkippedRecordsWarning):
         assert _problems(only_chat, incomplete="skip") == [
-            f"{only_chat}: every trace was left out (incomplete=skip): 1 trace(s) without a question, a retrieved "
-            "document or an answer"]
+            f"{only_chat}: every trace was left out (incomplete=skip): 1 trace(s), none with retrieved documents, a "
+            "question and an answer"]
 
 
 def test_a_retriever_that_returned_nothing_and_a_trace_without_answer(tmp_path, one_trace):
@@ -436,6 +464,11 @@ def test_a_trace_cut_mid_line(tmp_path):
     path = _write(tmp_path, "cut.jsonl", cut)
     [problem] = _problems(path)
     assert problem.startswith(f"{path}:2: malformed JSON: ")
+    assert problem.endswith("; the file ends inside this line: was the export cut short?")
+    indented = json.dumps(T.otlp_json(T.langchain_spans([ONE])), indent=2)
+    path = _write(tmp_path, "cut.json", indented[: len(indented) // 2])
+    [problem] = _problems(path)
+    assert problem.startswith(f"{path}:{indented[: len(indented) // 2].count(chr(10)) + 1}: malformed JSON: ")
     assert problem.endswith("; the file ends inside this line: was the export cut short?")
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 import re
 import warnings
 from collections.abc import Callable
@@ -40,8 +41,8 @@ OPTIONS = {
     "question_key": "the field of a JSON input (input.value) that holds the question (default: question, query "
                     "or input, the first present)",
     "system": "the system name of every answer (default: the root's service.name, else the file name)",
-    "incomplete": "a trace without a question, a retrieved document or an answer: error (default) or skip "
-                  "(left out, and counted in a warning)",
+    "incomplete": "a trace that gives no case (no retriever span, no retrieved document, no question or no "
+                  "answer): error (default) or skip (left out, and counted in a warning)",
 }
 CITE = ("order", "id")
 ANSWER = ("llm", "root")
@@ -63,14 +64,14 @@ _BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
 _INTEGER = re.compile(r"-?[0-9]+")
 _DIGITS = 40  # far more than a 64-bit integer's 20: a longer one is no OTLP integer
 
+Path = tuple[str | int, ...]
+LineOf = Callable[..., "int | None"]
+
 
 def _clip(value: Any) -> str:
     """A value as a message shows it: its repr, cut short."""
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
-
-Path = tuple[str | int, ...]
-LineOf = Callable[..., "int | None"]
 
 
 # --- attributes, whatever their layout ----------------------------------------------------------------
@@ -290,14 +291,22 @@ def _int(f: Fields, path: Path, v: Any) -> Any:
     return _ABSENT
 
 
+NOT_FINITE = ("NaN", "Infinity", "-Infinity")  # as protobuf's JSON writes them; kept as text: JSON has no NaN
+
+
 def _double(f: Fields, path: Path, v: Any) -> Any:
     if isinstance(v, (int, float)) and not isinstance(v, bool):
         return float(v)
     if isinstance(v, str):
+        if v in NOT_FINITE:
+            return v
         try:
-            return float(v)  # "NaN", "Infinity" and "-Infinity", as protobuf writes them, and numbers as text
+            number = float(v)  # a number written as text
         except ValueError:
             pass
+        else:
+            if math.isfinite(number):
+                return number
     f.problem(path, f"expected a number, got {_clip(v)}")
     return _ABSENT
 
@@ -585,7 +594,10 @@ def _spans(path: str) -> list[Span]:
             n, value, _ = got
             _walk(path, value, (), lambda prefix, n=n: (lambda p=(): n), found)
     else:
-        doc = JsonDocument(path)
+        try:
+            doc = JsonDocument(path)
+        except InputError as err:
+            raise InputError([_cut_short(p, text) for p in err.problems]) from None
         found.problems += doc.problems_in((), doc.data)
         if not found.problems:
             _walk(path, doc.data, (), doc.line_of, found)
@@ -678,7 +690,8 @@ def read(path: str, cite: str = "order", root: str | None = None, answer: str = 
             f"{first.message}"), stacklevel=2)
     if not records and skipped:
         raise InputError([Problem(path, None, "", f"every trace was left out (incomplete=skip): {len(skipped)} "
-                                                  f"trace(s) without a question, a retrieved document or an answer")])
+                                                  f"trace(s), none with retrieved documents, a question and an "
+                                                  f"answer")])
     return [record for _, record in sorted(records, key=lambda r: r[0])]
 
 
@@ -880,8 +893,8 @@ def _structured(span: Span, node: Node | None) -> Node | None:
     """An attribute the conventions define as structured, given structured or as JSON text."""
     if node is None:
         return None
-    if node.value is _ABSENT or not isinstance(node.value, str):
-        return node if node.children else None
+    if not isinstance(node.value, str):
+        return node if node.children or node.value is not _ABSENT else None
     try:
         value = json.loads(node.value)
     except ValueError as err:
@@ -890,7 +903,7 @@ def _structured(span: Span, node: Node | None) -> Node | None:
     return _node(value, node.key, node.path)
 
 
-def _json_field(span: Span, node: Node, keys: tuple[str, ...], chosen: str | None) -> str | None:
+def _json_field(node: Node, keys: tuple[str, ...], chosen: str | None) -> str | None:
     """The text a JSON input or output holds: the text itself, or the first of `keys` (or `chosen`)."""
     try:
         value = json.loads(node.value)
@@ -912,9 +925,9 @@ def _question(top: Span, retrievers: list[Span], question_key: str | None) -> tu
     if (_text(top, value) or "").strip():
         assert value is not None
         if top.attributes.value_at("input.mime_type") == JSON_MIME:
-            question = _json_field(top, value, QUESTION_KEYS, question_key)
+            question = _json_field(value, QUESTION_KEYS, question_key)
             if question is None:
-                keys = question_key or ", ".join(QUESTION_KEYS)
+                keys = question_key or f"{', '.join(QUESTION_KEYS[:-1])} or {QUESTION_KEYS[-1]}"
                 top.problem(value.path, f"input.value: a JSON input without a text field {keys}: name the field "
                                         f"that holds the question with question_key=KEY")
                 return None, {}
@@ -991,7 +1004,7 @@ def _output(span: Span) -> tuple[str | None, str]:
     if _text(span, value) is not None:
         assert value is not None
         if span.attributes.value_at("output.mime_type") == JSON_MIME:
-            text = _json_field(span, value, ANSWER_KEYS, None)
+            text = _json_field(value, ANSWER_KEYS, None)
             if text is not None:
                 return text, "output.value"
         else:
@@ -1035,21 +1048,23 @@ def _answer(top: Span, llms: list[Span], answer: str) -> tuple[str | None, dict[
 def _documents(span: Span) -> list[_Document]:
     """A retriever span's documents: OpenInference's retrieval.documents.N.document.*, else the GenAI
     gen_ai.retrieval.documents list (a span dual-written with both is read by the first)."""
-    out: list[_Document] = []
+    found: list[_Document | None] = []
     documents = span.attributes.get("retrieval.documents")
     if documents is not None and documents.indexed():
         for item in documents.indexed():
             d = item.get("document") or Node(f"{item.key}.document")
-            out.append(_document(span, int(item.key.rsplit(".", 1)[-1]) + 1, d, d.get("content"), d.get("id"),
-                                 d.get("score"), d.get("metadata"), d.get("name"),
-                                 {"content", "id", "score", "metadata", "name"}, "document.content"))
-        return [d for d in out if d is not None]  # type: ignore[misc]
-    genai = _structured(span, span.attributes.get("gen_ai.retrieval.documents"))
-    if genai is not None:
-        for j, item in enumerate(genai.indexed()):
-            out.append(_document(span, j + 1, item, item.get("content"), item.get("id"), item.get("score"),
-                                 item.get("metadata"), None, {"content", "id", "score", "metadata"}, "content"))
-    return [d for d in out if d is not None]  # type: ignore[misc]
+            found.append(_document(span, int(item.key.rsplit(".", 1)[-1]) + 1, d, d.get("content"), d.get("id"),
+                                   d.get("score"), d.get("metadata"), d.get("name"),
+                                   {"content", "id", "score", "metadata", "name"}, "document.content"))
+    else:
+        genai = _structured(span, span.attributes.get("gen_ai.retrieval.documents"))
+        if genai is not None and genai.value is not _ABSENT:
+            span.problem(genai.path, f"{genai.key}: expected a list of documents ({{\"id\", \"content\", ...}}), "
+                                     f"got {_clip(genai.value)}")
+        for j, item in enumerate(genai.indexed() if genai is not None else []):
+            found.append(_document(span, j + 1, item, item.get("content"), item.get("id"), item.get("score"),
+                                   item.get("metadata"), None, {"content", "id", "score", "metadata"}, "content"))
+    return [d for d in found if d is not None]
 
 
 def _document(span: Span, rank: int, node: Node, content: Node | None, own_id: Node | None, score: Node | None,
@@ -1067,7 +1082,7 @@ def _document(span: Span, rank: int, node: Node, content: Node | None, own_id: N
             span.problem(own_id.path, f"{own_id.key}: expected a text or an integer id, got {_clip(own_id.value)}")
     kept: dict[str, Any] = {}
     if score is not None and score.value is not _ABSENT:
-        if isinstance(score.value, (int, float)) and not isinstance(score.value, bool):
+        if (isinstance(score.value, (int, float)) and not isinstance(score.value, bool)) or score.value in NOT_FINITE:
             kept["score"] = score.value
         else:
             span.problem(score.path, f"{score.key}: expected a number, got {_kind_name(score.value)}")
