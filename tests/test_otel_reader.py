@@ -543,14 +543,22 @@ def test_phoenix_spans_with_bad_times_and_attributes(tmp_path, one_trace):
 # --- the checked-in example ----------------------------------------------------------------------------------
 
 
-def test_the_checked_in_example_is_what_the_generator_writes_now():
-    """tests/fixtures/formats/otel_langchain_rag.jsonl, regenerated: the same cases (ids and times differ)."""
+def _shape(case: dict) -> dict:
+    """A case without what differs from one recording to the next (trace and span ids)."""
+    return {"question": case["question"], "answers": case["answers"],
+            "sources": [(s["text"], s["metadata"]["span_name"], s["metadata"]["rank"]) for s in case["sources"]],
+            "retrievers": [(r["name"], r["documents"]) for r in case["metadata"]["retrievers"]],
+            "from": [case["metadata"][k]["attribute"] for k in ("question_from", "answer_from")]}
+
+
+def test_the_checked_in_example_is_what_the_generator_writes_now(tmp_path):
+    """tests/fixtures/formats/otel_langchain_rag.jsonl against a fresh recording: the same cases, but for
+    the ids and times each recording draws anew."""
     fixture = Path(__file__).parent / "fixtures" / "formats" / "otel_langchain_rag.jsonl"
-    checked_in = read("otel", str(fixture))
-    assert [r.case["question"] for r in checked_in] == [run.question for run in T.EXAMPLE_RUNS]
-    assert [r.case["answers"][0]["text"] for r in checked_in] == [run.answer for run in T.EXAMPLE_RUNS]
-    assert [[s["text"] for s in r.case["sources"]] for r in checked_in] == [
-        [text for docs in run.retrieved for text in docs] for run in T.EXAMPLE_RUNS]
+    fresh = _write(tmp_path, "fresh.jsonl", T.example_file())
+    checked_in = [_shape(r.case) for r in read("otel", str(fixture))]
+    assert checked_in == [_shape(r.case) for r in read("otel", fresh)]
+    assert [c["question"] for c in checked_in] == [run.question for run in T.EXAMPLE_RUNS]
 
 
 # --- end to end: a trace file to figures, through the command line ----------------------------------------------
@@ -623,3 +631,15 @@ def test_any_field_of_any_type_is_a_case_or_a_located_problem_never_a_traceback(
                     assert err.problems and all(p.file == str(path) and p.line for p in err.problems), where
                     outcomes["refused"] += 1
     assert outcomes["read"] > 0 and outcomes["refused"] > 0
+
+
+def test_the_command_line_says_how_many_traces_it_left_out(runner, tmp_path):
+    from citeaudit.cli import main
+
+    path = _otlp_file(tmp_path, T.langchain_spans([ONE, T.Run("Hello?", [], "Hello!")]))
+    refused = runner.invoke(main, ["validate", "--from", "otel", path])
+    assert refused.exit_code == 2 and "no retriever span under root span 'RunnableSequence'" in refused.output
+    skipped = runner.invoke(main, ["validate", "--from", "otel", path, "--option", "incomplete=skip"])
+    assert skipped.exit_code == 0, skipped.output
+    assert skipped.stdout == "ok: 1 case(s), 1 answer(s)\n"
+    assert f"citeaudit: warning: {path}: 1 trace(s) left out (incomplete=skip); the first, at line 2:" in skipped.stderr
