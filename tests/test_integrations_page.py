@@ -39,3 +39,24 @@ def test_section_runs(title, tmp_path, monkeypatch, offline):
     namespace: dict = {"__name__": "__docs__"}
     for block in sections()[title]:
         exec(compile(block, f"{PAGE}#{title}", "exec"), namespace)
+
+
+def test_the_trace_commands_run_on_a_recorded_trace(tmp_path, monkeypatch, runner):
+    """The traces section's first commands, as written, on a trace that LangChain instrumented by
+    OpenInference recorded (tests/otel_traces.py made it): one command to a run, one to a report."""
+    pytest.importorskip("onnxruntime")
+    import shlex
+    import shutil
+
+    from citeaudit.cli import main
+
+    section = PAGE.read_text(encoding="utf-8").split("\n## Production traces", 1)[1].split("\n## ", 1)[0]
+    commands = re.findall(r"```sh\n(.*?)```", section, re.S)[0].strip().splitlines()
+    assert [c.split()[:2] for c in commands] == [["citeaudit", "score"], ["citeaudit", "report"]]
+    shutil.copy(Path(__file__).parent / "fixtures" / "formats" / "otel_langchain_rag.jsonl", tmp_path / "traces.jsonl")
+    monkeypatch.chdir(tmp_path)
+    for command in commands:
+        out = runner.invoke(main, shlex.split(command)[1:])
+        assert out.exit_code == 0, out.output
+    assert "support" in (tmp_path / "run.json").read_text(encoding="utf-8")
+    assert "<html" in (tmp_path / "report.html").read_text(encoding="utf-8")

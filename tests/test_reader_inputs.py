@@ -32,6 +32,7 @@ def _first_expertqa_line(tmp_path) -> str:
     ("ragchecker", FORMATS / "ragchecker_output.json", "1 case(s), 1 answer(s)"),
     ("ragas", FORMATS / "ragas_dataset", "3 case(s), 3 answer(s)"),  # a saved dataset: a folder
     ("expertqa", FORMATS / "expertqa_rand_val_sample.jsonl", "4 case(s), 4 answer(s)"),
+    ("otel", FORMATS / "otel_langchain_rag.jsonl", "2 case(s), 2 answer(s)"),
 ])
 def test_validate_reads_every_format(runner, fmt, path, counted):
     result = runner.invoke(main, ["validate", "--from", fmt, str(path)])

@@ -30,6 +30,7 @@ RAGAS_PARQUET = FORMATS / "ragas_results.parquet"
 RAGAS_FOLDER = FORMATS / "ragas_dataset"
 EXPERTQA = FORMATS / "expertqa_rand_val_sample.jsonl"
 PAIRS = FORMATS / "pairs_citecheck.jsonl"
+OTEL = FORMATS / "otel_langchain_rag.jsonl"
 SHARED_EXPERTQA = Path(__file__).resolve().parents[2] / "shared" / "data" / "expertqa"
 
 V2 = "P7 operating manual, version 2. The continuous operating temperature limit is 100 °C."
@@ -67,17 +68,18 @@ def _without_metadata(case: dict) -> dict:
 
 
 def test_every_reader_is_registered_with_its_options():
-    assert list(READERS) == ["alce", "ragchecker", "ragas", "expertqa", "pairs"]
+    assert list(READERS) == ["alce", "ragchecker", "ragas", "expertqa", "pairs", "otel"]
     assert list(reader_options("alce")) == ["system", "keep_prompt"]
     assert list(reader_options("ragchecker")) == ["system", "source_ids", "cite"]
     assert list(reader_options("ragas")) == ["system", "id_field", "split"]
     assert list(reader_options("expertqa")) == []
     assert list(reader_options("pairs")) == ["system"]
+    assert list(reader_options("otel")) == ["cite", "root", "answer", "question_key", "system", "incomplete"]
 
 
 def test_an_unknown_format_or_option_is_an_input_error():
     assert _problems("trec", ALCE_ASQA) == [
-        f"{ALCE_ASQA}: unknown format 'trec' (known: alce, ragchecker, ragas, expertqa, pairs)"]
+        f"{ALCE_ASQA}: unknown format 'trec' (known: alce, ragchecker, ragas, expertqa, pairs, otel)"]
     assert _problems("alce", ALCE_ASQA, sytem="x") == [
         f"{ALCE_ASQA}: unknown option 'sytem' for the alce reader (known: system, keep_prompt)"]
     assert _problems("ragchecker", RAGCHECKER_IN, source_ids="title") == [
@@ -88,7 +90,7 @@ def test_an_unknown_format_or_option_is_an_input_error():
 
 @pytest.mark.parametrize("fmt, path", [("alce", ALCE_ASQA), ("alce", ALCE_ELI5), ("ragchecker", RAGCHECKER_IN),
                                        ("ragchecker", RAGCHECKER_OUT), ("ragas", RAGAS_JSONL), ("ragas", RAGAS_CSV),
-                                       ("expertqa", EXPERTQA), ("pairs", PAIRS)])
+                                       ("expertqa", EXPERTQA), ("pairs", PAIRS), ("otel", OTEL)])
 def test_cases_survive_their_json_form(fmt, path):
     """What a reader yields validates, and its JSON form (a run log keeps it) reads back the same."""
     for case in _cases(read(fmt, str(path))):
@@ -97,7 +99,7 @@ def test_cases_survive_their_json_form(fmt, path):
 
 @pytest.mark.parametrize("fmt, path, count", [("alce", ALCE_ASQA, 2), ("ragchecker", RAGCHECKER_IN, 2),
                                               ("ragas", RAGAS_JSONL, 3), ("expertqa", EXPERTQA, 4),
-                                              ("pairs", PAIRS, 8)])
+                                              ("pairs", PAIRS, 8), ("otel", OTEL, 2)])
 def test_the_loader_reads_each_format(fmt, path, count):
     cases = load_cases([path], Reading(invalid_citations="count"), fmt)
     assert len(cases) == count

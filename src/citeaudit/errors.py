@@ -59,6 +59,11 @@ class EditedRecordWarning(CiteauditWarning):
     it is used as stored."""
 
 
+class SkippedRecordsWarning(CiteauditWarning):
+    """Records of an input that cannot become cases were left out because the user asked for it (a trace
+    without retrieval, read with `--option incomplete=skip`): how many, and the first of them."""
+
+
 @dataclass(frozen=True)
 class Problem:
     """One thing wrong with the input, located as precisely as we can."""

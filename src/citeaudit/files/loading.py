@@ -202,7 +202,7 @@ def _resolve_record(file: str, record: Any, shown: tuple[str | int, ...], line_o
 
 
 def read_other_format(fmt: str, path: str, reading: Reading, **options: Any) -> list[ResolvedCase]:
-    """Cases from another tool's file (ALCE, RAGChecker, RAGAS, ExpertQA: readers/), validated and
+    """Cases from another tool's file (ALCE, RAGChecker, RAGAS, ExpertQA, OpenTelemetry traces: readers/), validated and
     resolved like citeaudit's own, each problem located at the original record's line."""
     from citeaudit.files.readers import READERS, read
 

@@ -1,5 +1,6 @@
 """Readers of other tools' files: ALCE result files, RAGChecker inputs and outputs, RAGAS datasets, the
-annotated ExpertQA set, and a team's own labelled pairs, each turned into citeaudit cases (docs/readers.md).
+annotated ExpertQA set, OpenTelemetry traces (OTLP JSON, Phoenix exports) and a team's own labelled pairs,
+each turned into citeaudit cases (docs/readers.md).
 
 A reader maps what the other format holds onto the case format and keeps the rest, original ids
 included, in `metadata`. It checks the fields it maps and reports every malformed row at once, located
@@ -15,11 +16,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from citeaudit.errors import InputError, Problem
-from citeaudit.files.readers import alce, expertqa, pairs, ragas, ragchecker
+from citeaudit.files.readers import alce, expertqa, otel, pairs, ragas, ragchecker
 from citeaudit.files.readers.common import Reader, ReadRecord
 
 READERS: dict[str, Reader] = {reader.name: reader for reader in (alce.READER, ragchecker.READER, ragas.READER,
-                                                                   expertqa.READER, pairs.READER)}
+                                                                   expertqa.READER, pairs.READER, otel.READER)}
 
 __all__ = ["READERS", "ReadRecord", "Reader", "read", "reader_options"]
 
