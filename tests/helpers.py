@@ -93,3 +93,13 @@ HARNESS_UNSURE_CONTEXT = ("Eco mode pilot report. The pilot observed P7 machines
                           "Downtime fell by 15% compared with standard mode. The report gives no annual energy estimate and does not state "
                           "how many machines took part.")
 HARNESS_UNSURE = "Eco reduces annual energy by 15% [1]."
+
+
+def outside_event_loop(fn, *args, **kwargs):
+    """`fn(*args, **kwargs)` in a thread of its own. A harness that starts its own event loop (Inspect's
+    eval, asyncio.run) cannot run where one is running, and Playwright's sync API, which the browser
+    tests keep open for the whole session, leaves one running in the main thread of their process."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(fn, *args, **kwargs).result()

@@ -24,6 +24,7 @@ from citeaudit.integrations.core import check_citations  # noqa: E402
 from citeaudit.integrations.inspect_ai import (  # noqa: E402
     JUDGE_UNSURE, NO_CLAIMS, NO_RESPONSE, citation_support)
 from citeaudit.records import Judgment  # noqa: E402
+from helpers import outside_event_loop  # noqa: E402
 
 QUESTION = "How heavy is the P7 pump?"
 CONTEXTS = ["The P7 pump weighs 4.2 kg and runs at up to 80 °C.", "The warranty lasts two years."]
@@ -49,8 +50,9 @@ def sample(id: str, answer: str, contexts=CONTEXTS, key: str = "contexts") -> Sa
 
 
 def run(samples: list[Sample], log_dir, scorer=None):
-    log, = inspect_eval(Task(dataset=samples, solver=recorded_answer(), scorer=scorer or citation_support()),
-                        model="mockllm/model", log_dir=str(log_dir), display="none")
+    log, = outside_event_loop(inspect_eval, Task(dataset=samples, solver=recorded_answer(),
+                                                 scorer=scorer or citation_support()),
+                              model="mockllm/model", log_dir=str(log_dir), display="none")
     return log
 
 

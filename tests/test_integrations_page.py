@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers import outside_event_loop
+
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "integrations.md"
 # the library each section's blocks need (a core-only install skips them; `make test` installs them all)
 NEEDS = {"DeepEval": "deepeval", "RAGAS": "ragas", "MLflow": "mlflow", "Inspect": "inspect_ai",
@@ -37,8 +39,12 @@ def test_section_runs(title, tmp_path, monkeypatch, offline):
             pytest.importorskip(module)
     monkeypatch.chdir(tmp_path)  # whatever a block writes (a run log, an MLflow store) stays in tmp
     namespace: dict = {"__name__": "__docs__"}
-    for block in sections()[title]:
-        exec(compile(block, f"{PAGE}#{title}", "exec"), namespace)
+
+    def run_blocks():
+        for block in sections()[title]:
+            exec(compile(block, f"{PAGE}#{title}", "exec"), namespace)
+
+    outside_event_loop(run_blocks)  # as a script runs them: no event loop of the test session's around
 
 
 def test_the_trace_commands_run_on_a_recorded_trace(tmp_path, monkeypatch, runner):
