@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 
 import pytest
@@ -121,3 +122,19 @@ def test_the_model_judge_gives_the_figure_citeaudit_score_gives(model_judge, tmp
     assert support["signature"] == result.signature
     assert result.score == 0.5  # the weight is supported; "two fans" cited to "a single fan" is not
     assert result.claims[1].label != "full" and result.judge_signature.startswith("model:judge-v1")
+
+
+@pytest.mark.parametrize("adapter, library, extra", [
+    ("deepeval", "deepeval.metrics", "deepeval"), ("ragas", "ragas.metrics.base", "ragas"),
+    ("mlflow", "mlflow.genai", "mlflow"), ("inspect_ai", "inspect_ai", "inspect"),
+    ("langchain", "langchain_core.runnables", "langchain")])
+def test_without_its_library_an_adapter_names_the_extra_to_install(monkeypatch, adapter, library, extra):
+    import importlib
+    import sys
+
+    from citeaudit.errors import MissingExtra
+
+    monkeypatch.setitem(sys.modules, library, None)  # as if the harness were not installed
+    monkeypatch.delitem(sys.modules, f"citeaudit.integrations.{adapter}", raising=False)
+    with pytest.raises(MissingExtra, match=rf"needs {re.escape(library)}, .*: pip install 'citeaudit\[{extra}\]'$"):
+        importlib.import_module(f"citeaudit.integrations.{adapter}")

@@ -174,19 +174,6 @@ def test_a_missing_field_is_deepevals_missing_parameter(judge):
     assert metric.score is None
 
 
-def test_without_deepeval_the_error_names_the_extra(monkeypatch):
-    import importlib
-    import sys
-
-    from citeaudit.errors import MissingExtra
-
-    monkeypatch.delitem(sys.modules, "citeaudit.integrations.deepeval")
-    monkeypatch.setitem(sys.modules, "deepeval.metrics", None)
-    with pytest.raises(MissingExtra, match=r"^citeaudit's DeepEval metric needs deepeval\.metrics, .*: "
-                                           r"pip install 'citeaudit\[deepeval\]'$"):
-        importlib.import_module("citeaudit.integrations.deepeval")
-
-
 def test_assert_test_fails_on_an_answer_not_scored(judge, tmp_path, monkeypatch, offline):
     monkeypatch.chdir(tmp_path)
     case = LLMTestCase(input="Does Eco save energy?", actual_output=UNSURE, retrieval_context=[UNSURE_CONTEXT])

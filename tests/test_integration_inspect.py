@@ -4,9 +4,7 @@ output; no model is called), the scores are read back from the EvalLog, and they
 
 from __future__ import annotations
 
-import importlib
 import math
-import sys
 
 import pytest
 
@@ -19,7 +17,6 @@ from inspect_ai.log import read_eval_log  # noqa: E402
 from inspect_ai.model import ModelOutput  # noqa: E402
 from inspect_ai.solver import TaskState, solver  # noqa: E402
 
-from citeaudit.errors import MissingExtra  # noqa: E402
 from citeaudit.integrations.core import check_citations  # noqa: E402
 from citeaudit.integrations.inspect_ai import (  # noqa: E402
     JUDGE_UNSURE, NO_CLAIMS, NO_RESPONSE, citation_support)
@@ -135,10 +132,3 @@ def test_missing_contexts_fail_the_sample_with_a_located_error(tmp_path):
     log = run([Sample(id="s1", input=QUESTION, metadata={"answer": ANSWER})], tmp_path)
     assert log.status == "error"
     assert "sample s1: metadata['contexts']: no retrieved contexts" in log.error.message
-
-
-def test_without_the_library_the_extra_is_named(monkeypatch):
-    monkeypatch.setitem(sys.modules, "inspect_ai", None)
-    monkeypatch.delitem(sys.modules, "citeaudit.integrations.inspect_ai")
-    with pytest.raises(MissingExtra, match=r"^the Inspect scorer needs inspect_ai, .*: pip install 'citeaudit\[inspect\]'$"):
-        importlib.import_module("citeaudit.integrations.inspect_ai")

@@ -4,10 +4,8 @@ file store, and on a trace whose retrieval was recorded as a RETRIEVER span. The
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
-import sys
 
 import pytest
 
@@ -19,7 +17,7 @@ pytest.importorskip("onnxruntime")  # the shipped model judge
 
 from mlflow.entities import Document, SpanType  # noqa: E402
 
-from citeaudit.errors import InputError, MissingExtra  # noqa: E402
+from citeaudit.errors import InputError  # noqa: E402
 from citeaudit.integrations.core import check_citations  # noqa: E402
 from citeaudit.integrations.mlflow import (  # noqa: E402
     NOT_SCORED_CODE, CitationSupport, citation_support, trace_contexts)
@@ -189,10 +187,3 @@ def test_evaluate_with_a_traced_app_reads_its_retrieval_and_cites_by_id(tracking
     row = result.result_df.to_dict("records")[0]
     assert row["citation_support_by_id/rationale"] == expected.reason()
     assert "cites [W]: none" in row["citation_support_by_id/rationale"]
-
-
-def test_without_the_library_the_extra_is_named(monkeypatch):
-    monkeypatch.setitem(sys.modules, "mlflow.genai", None)
-    monkeypatch.delitem(sys.modules, "citeaudit.integrations.mlflow")
-    with pytest.raises(MissingExtra, match=r"^the MLflow scorer needs mlflow[.]genai, .*: pip install 'citeaudit\[mlflow\]'$"):
-        importlib.import_module("citeaudit.integrations.mlflow")

@@ -150,17 +150,3 @@ def test_a_failing_row_is_nan_in_evaluate(judge, offline):
 def test_an_unknown_cite_is_refused():
     with pytest.raises(InputError, match=r"^CitationSupport: cite: unknown cite 'position' \(known: order, id\)$"):
         CitationSupport(judge="model", cite="position")
-
-
-def test_without_ragas_the_error_names_the_extra(monkeypatch):
-    import importlib
-    import sys
-
-    from citeaudit.errors import MissingExtra
-
-    monkeypatch.delitem(sys.modules, "citeaudit.integrations.ragas")
-    monkeypatch.setitem(sys.modules, "ragas.metrics.base", None)
-    with pytest.raises(MissingExtra, match=r"^citeaudit's RAGAS metric needs ragas\.metrics\.base, .*: "
-                                           r"pip install 'citeaudit\[ragas\]'$"):
-        importlib.import_module("citeaudit.integrations.ragas")
-

@@ -172,7 +172,8 @@ def read_json_lines(path: str) -> Iterator[tuple[int, Any, LineOf] | Problem]:
 # --- one record, checked -----------------------------------------------------------------------------
 
 
-def _kind(value: Any) -> str:
+def kind_of(value: Any) -> str:
+    """What a JSON value is, for a message: "a text", "a list", "null"..."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -226,7 +227,7 @@ class Fields:
         value = self.get(path)
         if isinstance(value, dict):
             return True
-        self.problem(path, "field required" if value is _MISSING else f"expected an object, got {_kind(value)}")
+        self.problem(path, "field required" if value is _MISSING else f"expected an object, got {kind_of(value)}")
         return False
 
     def _present(self, path: Path, required: bool, expected: str) -> Any:
@@ -246,7 +247,7 @@ class Fields:
         if value is _MISSING:
             return None
         if not isinstance(value, str):
-            self.problem(path, f"expected a text, got {_kind(value)}")
+            self.problem(path, f"expected a text, got {kind_of(value)}")
             return None
         if source and not value.strip():
             self.problem(path, "empty text: a source needs text to be judged against")
@@ -261,7 +262,7 @@ class Fields:
         if isinstance(value, int) and not isinstance(value, bool):
             return str(value)
         if not isinstance(value, str):
-            self.problem(path, f"expected a text or an integer id, got {_kind(value)}")
+            self.problem(path, f"expected a text or an integer id, got {kind_of(value)}")
             return None
         if not value.strip():
             self.problem(path, "empty id")
@@ -274,7 +275,7 @@ class Fields:
         if value is _MISSING:
             return None
         if not isinstance(value, list):
-            self.problem(path, f"expected a list, got {_kind(value)}")
+            self.problem(path, f"expected a list, got {kind_of(value)}")
             return None
         return value
 

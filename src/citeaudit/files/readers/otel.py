@@ -27,7 +27,7 @@ from pathlib import Path as FsPath
 from typing import Any
 
 from citeaudit.errors import InputError, Problem, SkippedRecordsWarning, format_path
-from citeaudit.files.readers.common import (Fields, JsonDocument, Reader, ReadRecord, option_choice, option_text,
+from citeaudit.files.readers.common import (Fields, JsonDocument, Reader, ReadRecord, kind_of, option_choice, option_text,
                                             raise_problems, read_json_lines)
 from citeaudit.jsonio import StrictJson, read_text
 
@@ -179,19 +179,8 @@ class Span:
 
 
 def _kind_name(value: Any) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a number"
-    if isinstance(value, str):
-        return "a text"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return "null"
+    # OTLP tells intValue from doubleValue, so its messages do too
+    return "an integer" if isinstance(value, int) and not isinstance(value, bool) else kind_of(value)
 
 
 def _key(value: dict[str, Any], camel: str) -> str:
@@ -311,25 +300,29 @@ def _double(f: Fields, path: Path, v: Any) -> Any:
     return _ABSENT
 
 
-def _array(f: Fields, path: Path, v: Any) -> Any:
+def _values(f: Fields, path: Path, v: Any) -> Any:
+    """The `values` list of an arrayValue or a kvlistValue, or _ABSENT (the problem noted)."""
     if not isinstance(v, dict):
         f.problem(path, f"expected an object with 'values', got {_kind_name(v)}")
         return _ABSENT
     items = v.get("values", [])
     if not isinstance(items, list):
         f.problem(path + ("values",), f"expected a list, got {_kind_name(items)}")
+        return _ABSENT
+    return items
+
+
+def _array(f: Fields, path: Path, v: Any) -> Any:
+    items = _values(f, path, v)
+    if items is _ABSENT:
         return _ABSENT
     out = [_any_value(f, path + ("values", i), item) for i, item in enumerate(items)]
     return [None if item is _ABSENT else item for item in out]
 
 
 def _kvlist(f: Fields, path: Path, v: Any) -> Any:
-    if not isinstance(v, dict):
-        f.problem(path, f"expected an object with 'values', got {_kind_name(v)}")
-        return _ABSENT
-    items = v.get("values", [])
-    if not isinstance(items, list):
-        f.problem(path + ("values",), f"expected a list, got {_kind_name(items)}")
+    items = _values(f, path, v)
+    if items is _ABSENT:
         return _ABSENT
     out: dict[str, Any] = {}
     for i, kv in enumerate(items):
