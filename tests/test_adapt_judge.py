@@ -426,9 +426,9 @@ def test_the_calibration_keeps_its_band_and_chinese_threshold(adapted):
     assert judge.band == fitted.band and f"|band={fitted.band:g}|" in judge.signature
     assert f"zh=embedding:{fitted.zh_threshold:g}" in judge.signature
     assert ModelJudge(path=out, band=0.05).band == 0.05  # asked for, it wins
-    # the shipped calibration.json has no band: the default, signed as before
+    # the shipped calibration.json has no band: the default, signed as before; Chinese goes to judge-v2
     shipped = ModelJudge()
-    assert "|zh=embedding:0.9175|band=0.13|" in shipped.signature
+    assert "|zh=judge-v2#" in shipped.signature and "|band=0.13|" in shipped.signature
 
 
 def test_a_bad_band_in_calibration_json_is_a_located_error(tmp_path):

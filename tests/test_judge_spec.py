@@ -16,7 +16,7 @@ NO_ENV: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("spec, expected", [
-    ("model", {"guard": True, "calibration": True, "zh": "embedding", "threads": None, "batch": 1, "path": None}),
+    ("model", {"guard": True, "calibration": True, "zh": None, "threads": None, "batch": 1, "path": None}),
     ("model:guard=off,threads=2", {"guard": False, "threads": 2}),
     ("model:guard=on", {"guard": True}),
     ("model:guard=false", {"guard": False}),
@@ -71,7 +71,7 @@ def test_heads_and_label_mappings(spec, head, labels):
     ("model:threads=two", r"threads expects a positive integer, got 'two'"),
     ("model:threads=0", r"threads expects a positive integer, got '0'"),
     ("model:batch=-1", r"batch expects a positive integer, got '-1'"),
-    ("model:zh=english", r"zh expects embedding or model, got 'english'"),
+    ("model:zh=english", r"zh expects one of embedding, model, v2, got 'english'"),
     ("model:band=0.7", r"band expects a number within 0..0.5, got '0.7'"),
     ("model:path=", r"path expects a model directory, got ''"),
     ("model:fast", r"bad model judge option 'fast': expected name=value; valid options: path=<a model directory>"),
@@ -117,7 +117,7 @@ def test_a_bad_environment_variable_is_named(table, environ, message):
 def test_options_in_python_are_checked_the_same_way():
     with pytest.raises(JudgeSetupError, match=r"embedding judge: max_tokens expects .* within 1\.\.500, got 900$"):
         EMBEDDING.of(max_tokens=900)
-    with pytest.raises(JudgeSetupError, match=r"model judge: zh expects embedding or model, got 'english'"):
+    with pytest.raises(JudgeSetupError, match=r"model judge: zh expects one of embedding, model, v2, got 'english'"):
         MODEL.of(zh="english")
     with pytest.raises(JudgeSetupError, match=r"unknown option\(s\) speed"):
         MODEL.of(speed=2)
@@ -143,7 +143,9 @@ def test_table_defaults_are_the_constructors_defaults(table, constructor):
 
 @pytest.mark.parametrize("spec, rendered", [
     # unset, the band is the model directory's: the judge signs the one it uses (test_model_judge.py)
-    ("model", "|guard=on@4|cal=on|zh=embedding:0.9175|band=auto"),
+    # zh unset is auto: the judge signs whom it hands Chinese to (test_model_judge.py)
+    ("model", "|guard=on@4|cal=on|zh=auto|band=auto"),
+    ("model:zh=embedding", "|guard=on@4|cal=on|zh=embedding:0.9175|band=auto"),
     ("model:guard=off,calibration=off,zh=model,threads=2,batch=8,band=0.2", "|guard=off|cal=off|zh=model|band=0.2"),
     ("embedding", "|thr=0.85|win=160"),
     ("embedding:0.9175", "|thr=0.9175|win=160"),
@@ -156,7 +158,7 @@ def test_signature_fields_are_rendered_from_the_parsed_options(spec, rendered):
 def test_a_calibration_asked_for_but_missing_is_signed_off():
     # without a calibration there is no p(support), so no band either
     assert (parse_spec("model", NO_ENV).signature(calibration=False, band=0.0)
-            == "|guard=on@4|cal=off|zh=embedding:0.9175|band=0")
+            == "|guard=on@4|cal=off|zh=auto|band=0")
 
 
 def test_judges_lists_the_options():

@@ -80,8 +80,9 @@ def test_options_and_signature(judge, plain, own_chinese):
     assert "#" in judge.signature  # the model-file hash from CrossEncoderJudge
     h = judge.signature.split("#", 1)[1][:12]
     assert len(h) == 12 and all(c in "0123456789abcdef" for c in h)
-    assert "zh=embedding" in judge.signature
+    assert "zh=judge-v2#" in judge.signature  # the shipped judge hands Chinese to judge-v2, signed by its hash
     assert "zh=model" in own_chinese.signature
+    assert "zh=embedding:0.9175" in make_model_judge("zh=embedding").signature
     with pytest.raises(JudgeSetupError, match="guard=maybe"):
         make_model_judge("guard=maybe")
 
@@ -162,8 +163,11 @@ def test_long_passage_support_is_found(judge):
 def test_chinese_is_routed_and_says_so(judge, own_chinese):
     z3 = sources("p7_archive_zh.json")["D3"]
     j = judge.judge("Eco将年度能耗降低15%。", [passage("D3", z3)])
-    assert "embedding judge" in j.explanation
-    assert j.label != "full"
+    assert "judged by judge-v2" in j.explanation
+    # downtime over 30 days cited for annual energy: never counted as support (judge-v2 is unsure of it)
+    assert not j.supports
+    embedding = make_model_judge("zh=embedding,threads=2").judge("Eco将年度能耗降低15%。", [passage("D3", z3)])
+    assert "embedding judge" in embedding.explanation and embedding.label != "full"
     own = own_chinese.judge("Eco将年度能耗降低15%。", [passage("D3", z3)])
     assert "not validated for Chinese" in own.explanation
 
@@ -362,3 +366,39 @@ def test_prepare_shows_the_windows_it_reads_of_a_long_passage(runner, tmp_path, 
     assert re.search(r"reading windows\s.*\s(\d+)/\1\s", frame), frame[-2000:]
     quiet = runner.invoke(main, [*args[:-1], str(tmp_path / "k.db")])  # not a terminal: no bars
     assert quiet.exit_code == 0 and "reading windows" not in quiet.stderr
+
+
+def test_judge_v2_ships_packed_and_is_unpacked_once_into_the_cache(tmp_path, monkeypatch):
+    from citeaudit.judges.judge_dir import load_judge_dir
+    from citeaudit.judges.model import CHINESE_MODEL_NAME, unpacked_model_dir
+
+    packed = shipped_model_dir(CHINESE_MODEL_NAME, packed=True)
+    assert sorted(p.name for p in packed.iterdir()) == [
+        "MODEL_CARD.md", "calibration.json", "config.json", "model_card.json", "model_int8.onnx.gz",
+        "tokenizer.json.gz", "trained_on.txt.gz"]
+    monkeypatch.setenv("CITEAUDIT_CACHE", str(tmp_path / "cache"))
+    first = unpacked_model_dir(packed)
+    assert first.parent == tmp_path / "cache" and load_judge_dir(first).config["id2label"]["0"] == "full"
+    made = (first / "model_int8.onnx").stat().st_mtime_ns
+    assert unpacked_model_dir(packed) == first and (first / "model_int8.onnx").stat().st_mtime_ns == made
+    assert [p.name for p in (tmp_path / "cache").iterdir()] == [first.name]  # no temporary folder left
+    # a damaged unpacked file is named by the directory check, not read as a model
+    (first / "model_int8.onnx").write_bytes(b"cut")
+    with pytest.raises(JudgeSetupError, match="model_int8.onnx"):
+        load_judge_dir(first)
+
+
+def test_an_unwritable_cache_is_a_setup_error_that_says_what_to_set(tmp_path, monkeypatch):
+    from citeaudit.judges.model import CHINESE_MODEL_NAME, unpacked_model_dir
+
+    (tmp_path / "file").write_text("x")
+    monkeypatch.setenv("CITEAUDIT_CACHE", str(tmp_path / "file" / "cache"))  # under a file: never a folder
+    with pytest.raises(JudgeSetupError, match="set CITEAUDIT_CACHE to a writable folder"):
+        unpacked_model_dir(shipped_model_dir(CHINESE_MODEL_NAME, packed=True))
+
+
+def test_chinese_pairs_are_judged_by_judge_v2_and_english_ones_as_before(judge):
+    full = judge.judge("保修期为两年。", [passage("S1", "本产品的保修期为两年，自购买之日起计算。")])
+    assert "judged by judge-v2" in full.explanation and full.judge == judge.signature
+    english = judge.judge("The warranty lasts two years.", [passage("S1", "The warranty lasts two years.")])
+    assert "judge-v2" not in (english.explanation or "") and english.label == "full"

@@ -32,7 +32,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 SAMPLE = FIXTURES / "seen_claims_sample.jsonl"
 # judge-v1's signature before its directory recorded its claims: judgment stores are keyed by it
 JUDGE_V1 = ("model:judge-v1[onnx:judge-v1@1#61a844ac4e8c|max=256|map=full=full,partial=partial,none=none,"
-            "contradicts=contradicts]|guard=on@4|cal=on|zh=embedding:0.9175|band=0.13|sets=parts")
+            "contradicts=contradicts]|guard=on@4|cal=on|zh=judge-v2#cdb7d1dfca78|band=0.13|sets=parts")
 ONNX = "model_int8.onnx"
 
 
@@ -83,13 +83,14 @@ def test_the_file_is_the_same_bytes_for_the_same_claims_and_reads_back(tmp_path)
     assert [p.name for p in (tmp_path / "a").iterdir()] == [FILE_NAME]  # nothing left beside it
 
 
+# mtime=0: the same bytes, so the same test ids, in every test worker (a second apart, they differ)
 @pytest.mark.parametrize("data, said", [
     (b"not gzip", "cannot read it as gzipped text"),
-    (gzip.compress(b"abc\n"), "line 1: expected the header '# citeaudit trained-on claims v1: WHAT IT COVERS'"),
-    (gzip.compress(b"# citeaudit trained-on claims v1: x\n0123456789abcdef\nnot a key\n"),
+    (gzip.compress(b"abc\n", mtime=0), "line 1: expected the header '# citeaudit trained-on claims v1: WHAT IT COVERS'"),
+    (gzip.compress(b"# citeaudit trained-on claims v1: x\n0123456789abcdef\nnot a key\n", mtime=0),
      "line 3: expected a claim key (16 hex digits), found 'not a key'"),
-    (gzip.compress(b"# citeaudit trained-on claims v1: x\n\xff\n"), "not UTF-8 text"),
-    (gzip.compress(b"# citeaudit trained-on claims v1: x\n")[:-6], "a truncated or damaged gzip file"),
+    (gzip.compress(b"# citeaudit trained-on claims v1: x\n\xff\n", mtime=0), "not UTF-8 text"),
+    (gzip.compress(b"# citeaudit trained-on claims v1: x\n", mtime=0)[:-6], "a truncated or damaged gzip file"),
 ])
 def test_a_damaged_file_is_named_with_what_is_wrong(tmp_path, data, said):
     (tmp_path / FILE_NAME).write_bytes(data)

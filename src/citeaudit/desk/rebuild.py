@@ -49,6 +49,8 @@ def candidate_specs(signature: str) -> list[str]:
             options.append("calibration=off")
         if fields.get("zh") == "model":
             options.append("zh=model")
+        elif fields.get("zh", "").startswith("embedding"):  # the default before judge-v2 judged Chinese
+            options.append("zh=embedding")
         if "band" in fields:
             options.append(f"band={fields['band']}")
         directory = signature[len("model:"):].split("[", 1)[0]
@@ -82,7 +84,9 @@ def rebuild_judge(signature: str, cases: Sequence[ResolvedCase], spec: str | Non
             "CITEAUDIT_OPENAI_API_KEY") else ""
         return Rebuilt(None, f"The run's judge is {kind}{key}; the desk does not call it again by itself. "
                              + REPLAY_ONLY)
-    specs = [spec] if spec else candidate_specs(signature)
+    # the run's own spec first; then what its signature says, for a run made when that spec meant another
+    # judge (a bare `model` judged Chinese by the embedding judge before judge-v2)
+    specs = ([spec] if spec else []) + [s for s in candidate_specs(signature) if s != spec]
     if not specs:
         where = " (its model directory is not here)" if name in ("model", "hf", "onnx") else ""
         return Rebuilt(None, f"The run's judge ({signature[:80]}) cannot be made here{where}. " + REPLAY_ONLY)

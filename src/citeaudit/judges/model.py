@@ -52,6 +52,7 @@ ALCE's alone/without checks and the desk's repair rely on.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
 from pathlib import Path
 
 from citeaudit.errors import JudgeError, JudgeSetupError
@@ -62,11 +63,12 @@ from citeaudit.judges.base import Request
 from citeaudit.judges.cache import BoundedCache
 from citeaudit.judges.guard import check
 from citeaudit.judges.judge_dir import JudgeDir, load_judge_dir
-from citeaudit.judges.local import CrossEncoderJudge
+from citeaudit.judges.local import CrossEncoderJudge, model_hash
 from citeaudit.judges.spec import MODEL, MODEL_UNCERTAIN_BAND, ZH_EMBEDDING_THRESHOLD
 from citeaudit.judges.windows import TokenSpans, Window, set_windows, window_reporter
 
 MODEL_NAME = "judge-v1"
+CHINESE_MODEL_NAME = "judge-v2"  # the bilingual cross-encoder `zh=v2` judges Chinese pairs with
 # common characters of everyday Chinese: a vocabulary that reads Chinese knows nearly all of them
 _CHINESE_PROBE = "请按住电源键十秒，然后松开。这款平板不防水，保修期为两年，退款将在十四天内到账。"
 CHINESE_SHARE = 0.3  # Han share of the letters from which a claim or its passages count as Chinese
@@ -80,14 +82,75 @@ _STRENGTH = {"full": 3, "partial": 2, "none": 1, "contradicts": 0}
 PASSAGES_REMEMBERED = 4_096  # passage encodings kept per judge (a passage is read again for each claim citing it)
 
 
-def shipped_model_dir() -> Path:
-    """citeaudit/models/judge-v1, found with importlib.resources (works from a wheel or a checkout)."""
+def shipped_model_dir(name: str = MODEL_NAME, packed: bool = False) -> Path:
+    """citeaudit/models/judge-v1 (or `name`), found with importlib.resources (works from a wheel or a
+    checkout); judge-v2 as it ships, with `packed`, else unpacked, ready to load."""
     from importlib.resources import files
 
-    path = Path(str(files("citeaudit") / "models" / MODEL_NAME))
+    if name == CHINESE_MODEL_NAME and not packed:
+        return _chinese_judge_dir()[0]
+    path = Path(str(files("citeaudit") / "models" / name))
     if not (path / "config.json").exists():
         raise JudgeSetupError(f"the shipped model is missing at {path}")
     return path
+
+
+# judge-v2's two large files ship gzipped (a third less room in the package and the repository) and are
+# unpacked once into a cache folder named by the model card, which records the unpacked files' hashes
+PACKED_FILES = ("model_int8.onnx", "tokenizer.json")
+
+
+def cache_root() -> Path:
+    """Where citeaudit unpacks what it ships packed: $CITEAUDIT_CACHE, else $XDG_CACHE_HOME/citeaudit, else
+    ~/.cache/citeaudit."""
+    import os
+
+    given = os.environ.get("CITEAUDIT_CACHE")
+    if given:
+        return Path(given)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "citeaudit"
+
+
+def unpacked_model_dir(packed: Path) -> Path:
+    """`packed` itself when its files are there plain; else the folder they are unpacked into, once (a
+    temporary folder renamed into place: a run killed while unpacking leaves no half-written judge).
+    Whether the unpacked files are whole is load_judge_dir's check, against the card's hashes."""
+    import gzip
+    import hashlib
+    import os
+    import shutil
+    import tempfile
+
+    if all((packed / name).is_file() for name in PACKED_FILES):
+        return packed
+    card = (packed / "model_card.json").read_bytes()
+    target = cache_root() / f"{packed.name}-{hashlib.sha256(card).hexdigest()[:16]}"
+    if all((target / name).is_file() for name in PACKED_FILES):
+        return target
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+        for f in packed.iterdir():
+            if f.name.endswith(".gz") and f.name[:-3] in PACKED_FILES:
+                with gzip.open(f, "rb") as src, open(work / f.name[:-3], "wb") as dst:
+                    shutil.copyfileobj(src, dst, 1 << 20)
+            elif f.is_file():
+                shutil.copyfile(f, work / f.name)
+        try:
+            os.replace(work, target)
+        except OSError:  # another process unpacked it first: keep theirs
+            shutil.rmtree(work, ignore_errors=True)
+    except OSError as err:
+        raise JudgeSetupError(f"cannot unpack {packed.name} into {target.parent} ({err.strerror or err}); "
+                              "set CITEAUDIT_CACHE to a writable folder") from None
+    return target
+
+
+@cache
+def _chinese_judge_dir() -> tuple[Path, str]:
+    """judge-v2's unpacked directory and the hash its signature carries (hashed once per process)."""
+    path = unpacked_model_dir(shipped_model_dir(CHINESE_MODEL_NAME, packed=True))
+    return path, model_hash(path)[:12]
 
 
 def model_dir(path: str | Path | None = None) -> JudgeDir:
@@ -195,7 +258,7 @@ class ModelJudge:
     name = "model"
 
     def __init__(self, path: str | Path | None = None, guard: bool = True, threads: int | None = None,
-                 zh: str = "embedding", batch_size: int = 1, calibrated: bool = True,
+                 zh: str | None = None, batch_size: int = 1, calibrated: bool = True,
                  band: float | None = None):
         self.options = MODEL.of(path=path, guard=guard, threads=threads, zh=zh, batch_size=batch_size,
                                 calibrated=calibrated, band=band)  # checked: a JudgeSetupError names a bad one
@@ -206,7 +269,8 @@ class ModelJudge:
         self.guard = self.options["guard"]
         fitted = self.judge_dir.calibration
         self.calibration = fitted if self.options["calibration"] else None
-        self.zh = self.options["zh"]
+        self.zh = self.options["zh"] or ("model" if self.reads_chinese else "v2" if self.options["path"] is None
+                                         else "embedding")  # auto (spec.py says why)
         self._zh_judge = None
         self._judged: BoundedCache[tuple[Request, bool], Judgment] = BoundedCache(100_000)
         # the band needs the calibrated p(support): without a calibration there is none; unless given,
@@ -215,7 +279,9 @@ class ModelJudge:
                      else fitted.band if fitted.band is not None else MODEL_UNCERTAIN_BAND)
         self.zh_threshold = (fitted.zh_threshold if fitted is not None and fitted.zh_threshold is not None
                              else float(ZH_EMBEDDING_THRESHOLD))
-        zh_shown = f"embedding:{self.zh_threshold:g}" if self.zh == "embedding" else self.zh
+        zh_shown = (f"embedding:{self.zh_threshold:g}" if self.zh == "embedding"
+                    else f"{CHINESE_MODEL_NAME}#{_chinese_judge_dir()[1]}"
+                    if self.zh == "v2" else self.zh)
         # `cal` says whether a calibration is in use: asked for, and the model directory has one;
         # `sets=parts`: a set is judged with its parts (monotone), which changes what is stored
         self.signature = (f"model:{self.path.name}[{self.inner.signature}]"
@@ -225,10 +291,18 @@ class ModelJudge:
 
     @property
     def zh_judge(self):
+        """Who judges Chinese pairs, built on the first one: the embedding judge, or (zh=v2) the shipped
+        bilingual cross-encoder, windowed and calibrated as this judge is (the guard is this judge's)."""
         if self._zh_judge is None:
-            from citeaudit.judges.embedding import make_embedding_judge
+            if self.zh == "v2":
+                self._zh_judge = ModelJudge(shipped_model_dir(CHINESE_MODEL_NAME), guard=False,
+                                            threads=self.options["threads"], zh="model",
+                                            batch_size=self.options["batch"],
+                                            calibrated=self.options["calibration"], band=self.options["band"])
+            else:
+                from citeaudit.judges.embedding import make_embedding_judge
 
-            self._zh_judge = make_embedding_judge(f"{self.zh_threshold:g}")
+                self._zh_judge = make_embedding_judge(f"{self.zh_threshold:g}")
         return self._zh_judge
 
     def judge(self, text: str, passages: Sequence[SourcePassage]) -> Judgment:
@@ -249,7 +323,7 @@ class ModelJudge:
         if not requests:
             return []
         chinese = [is_chinese(r) for r in requests]  # once per request: it reads every passage
-        route_zh = [self.zh == "embedding" and c for c in chinese]
+        route_zh = [self.zh in ("embedding", "v2") and c for c in chinese]
         out: list[Judgment | None] = [None] * len(requests)
         en = [i for i, z in enumerate(route_zh) if not z]
         zh = [i for i, z in enumerate(route_zh) if z]
@@ -263,7 +337,13 @@ class ModelJudge:
                 if self.calibration is not None:
                     j = self.calibrate(requests[i], j, text)
                 out[i] = j.model_copy(update={"judge": self.signature, "explanation": (j.explanation or "") + note})
-        if zh:
+        if zh and self.zh == "v2":
+            for i, j in zip(zh, self.zh_judge._judge_each([requests[i] for i in zh], guard=False)):
+                out[i] = j.model_copy(update={
+                    "judge": self.signature,
+                    "explanation": f"Chinese text: judged by {CHINESE_MODEL_NAME}, the bilingual cross-encoder; "
+                                   + (j.explanation or "")})
+        elif zh:
             for i, j in zip(zh, self.zh_judge.judge_batch([requests[i] for i in zh])):
                 out[i] = j.model_copy(update={
                     "judge": self.signature,

@@ -62,8 +62,12 @@ MODEL = JudgeOptions("model", (
     Option("calibration", switch(), True, "the calibrated decision (off: the model's own argmax)",
            keyword="calibrated", signed="cal", show=_on_off),
     # an adapted judge's directory may hold its own Chinese threshold: the signature shows the one used
-    Option("zh", choice("embedding", "model"), "embedding", "who judges Chinese pairs",
-           signed="zh", show=lambda v: f"embedding:{ZH_EMBEDDING_THRESHOLD}" if v == "embedding" else v),
+    # auto: the shipped judge-v1 hands Chinese to judge-v2; a directory that reads Chinese judges it
+    # itself; any other directory (judge-v1 adapted) keeps the embedding judge and its fitted threshold
+    Option("zh", choice("embedding", "model", "v2"), None, "who judges Chinese pairs: the embedding judge, "
+           "this model, or v2 (the shipped bilingual cross-encoder judge-v2); default: auto",
+           signed="zh", show=lambda v: "auto" if v is None else f"embedding:{ZH_EMBEDDING_THRESHOLD}"
+           if v == "embedding" else v),
     Option("band", number(0.0, 0.5), None,
            "half-width of the uncertain band around p(support) = 0.5 (0: never uncertain; default: the "
            f"model directory's, else {MODEL_UNCERTAIN_BAND})",
