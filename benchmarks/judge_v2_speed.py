@@ -60,7 +60,7 @@ def main() -> None:
     for round_ in range(args.rounds):
         for spec in specs if round_ % 2 == 0 else list(reversed(specs)):
             for lang in ("en", "zh"):
-                judge = build_judge(parse_judge(f"{spec},threads={args.threads}"))
+                judge = build_judge(parse_judge(f"{spec}{',' if ':' in spec else ':'}threads={args.threads}"))
                 started = time.perf_counter()
                 judge.judge_batch(data[lang])
                 seconds[spec][lang].append((time.perf_counter() - started) / len(data[lang]))
