@@ -89,7 +89,7 @@ class CitationResult:
             cites = " ".join(f"[{c}]" for c in claim.citations) or "nothing"
             label = NOT_SCORED if claim.label == UNCERTAIN else claim.label
             p = f" (p(support) {claim.p_support:.2f})" if claim.p_support is not None else ""
-            lines.append(f"claim {i} {_excerpt(claim.text)!r} cites {cites}: {label}{p}")
+            lines.append(f"claim {i} {excerpt(claim.text)!r} cites {cites}: {label}{p}")
         return "; ".join(lines[:1]) + (": " + "; ".join(lines[1:]) if len(lines) > 1 else "")
 
     def metadata(self) -> dict[str, Any]:
@@ -108,8 +108,16 @@ class CitationResult:
         }
 
 
-def _excerpt(text: str) -> str:
+def excerpt(text: str) -> str:
+    """`text` cut to EXCERPT characters, for a message or a reason."""
     return text if len(text) <= EXCERPT else text[:EXCERPT - 1] + "…"
+
+
+def cite_problem(cite: str, where: str) -> Problem | None:
+    """The problem with a `cite` value an adapter was given, or None when it is one of CITES."""
+    if cite in CITES:
+        return None
+    return Problem(where, None, "cite", f"unknown cite '{cite}' (known: {', '.join(CITES)})")
 
 
 def context_documents(contexts: Any, cite: str = "order", where: str = "contexts") -> list[dict[str, Any]]:
@@ -118,8 +126,9 @@ def context_documents(contexts: Any, cite: str = "order", where: str = "contexts
 
     cite=order: `[n]` names the n-th context (documents "1", "2", ..., the context's own id kept in its
     metadata); cite=id: the markers name the contexts' own ids."""
-    if cite not in CITES:
-        raise InputError([Problem(where, None, "cite", f"unknown cite '{cite}' (known: {', '.join(CITES)})")])
+    problem = cite_problem(cite, where)
+    if problem is not None:
+        raise InputError([problem])
     if isinstance(contexts, Mapping):
         items: list[tuple[str | None, Any]] = [(str(k), v) for k, v in contexts.items()]
     elif isinstance(contexts, Sequence) and not isinstance(contexts, (str, bytes)):

@@ -22,10 +22,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from citeaudit.errors import InputError, Problem
+from citeaudit.errors import InputError
 from citeaudit.extras import require
-from citeaudit.integrations.core import (CITES, DEFAULT_JUDGE, EXCERPT, NOT_SCORED, CitationResult, check_citations,
-                                         in_harness_terms, judge_for)
+from citeaudit.integrations.core import (DEFAULT_JUDGE, NOT_SCORED, CitationResult, check_citations, cite_problem,
+                                         excerpt, in_harness_terms, judge_for)
 
 # Everything of DeepEval below comes from these modules; a missing DeepEval names the extra to install.
 _metrics = require("deepeval.metrics", "deepeval", "citeaudit's DeepEval metric")
@@ -54,9 +54,9 @@ class CitationSupport(_metrics.BaseMetric):
     def __init__(self, judge: Any = DEFAULT_JUDGE, threshold: float = 0.5, cite: str = "order", store: Any = None,
                  include_reason: bool = True, strict_mode: bool = False, async_mode: bool = True,
                  verbose_mode: bool = False, flaky: bool = False):
-        if cite not in CITES:
-            raise InputError([Problem("CitationSupport", None, "cite",
-                                      f"unknown cite '{cite}' (known: {', '.join(CITES)})")])
+        problem = cite_problem(cite, "CitationSupport")
+        if problem is not None:
+            raise InputError([problem])
         self.judge = judge_for(judge)
         self.cite = cite
         self.store = store
@@ -127,7 +127,7 @@ def _record(test_case: Any) -> str:
     if getattr(test_case, "name", None):
         return f"test case '{test_case.name}'"
     text = test_case.input or ""
-    return f"test case (input {text if len(text) <= EXCERPT else text[:EXCERPT - 1] + '…'!r})"
+    return f"test case (input {excerpt(text)!r})"
 
 
 def _context(context: Any) -> Any:

@@ -33,7 +33,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from citeaudit.errors import InputError, Problem
-from citeaudit.integrations.core import CITES, DEFAULT_JUDGE, check_citations, context_documents, judge_for
+from citeaudit.integrations.core import (DEFAULT_JUDGE, check_citations, cite_problem, context_documents,
+                                         judge_for)
 from citeaudit.metrics.ratio import Ratio
 
 if TYPE_CHECKING:
@@ -146,8 +147,7 @@ class AnswerGuard:
                  invalid_citations: str = "count",
                  abstention: str | Callable[[Verification], str] | None = None):
         problems = []
-        if cite not in CITES:
-            problems.append(Problem("AnswerGuard", None, "cite", f"unknown cite '{cite}' (known: {', '.join(CITES)})"))
+        problems += [p for p in [cite_problem(cite, "AnswerGuard")] if p is not None]
         if invalid_citations not in INVALID:
             problems.append(Problem("AnswerGuard", None, "invalid_citations", f"unknown value '{invalid_citations}' "
                                                                               f"(known: {', '.join(INVALID)})"))

@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 
 from citeaudit.errors import InputError, Problem
 from citeaudit.extras import require
-from citeaudit.integrations.core import (CITES, DEFAULT_JUDGE, EXCERPT, NOT_SCORED, CitationResult, check_citations,
-                                         in_harness_terms, judge_for)
+from citeaudit.integrations.core import (DEFAULT_JUDGE, NOT_SCORED, CitationResult, check_citations, cite_problem,
+                                         excerpt, in_harness_terms, judge_for)
 
 # Everything of RAGAS below comes from these modules; a missing RAGAS names the extra to install.
 _base = require("ragas.metrics.base", "ragas", "citeaudit's RAGAS metric")
@@ -60,9 +60,9 @@ class CitationSupport(_base.SingleTurnMetric, _base.SimpleBaseMetric):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.cite not in CITES:
-            raise InputError([Problem("CitationSupport", None, "cite",
-                                      f"unknown cite '{self.cite}' (known: {', '.join(CITES)})")])
+        problem = cite_problem(self.cite, "CitationSupport")
+        if problem is not None:
+            raise InputError([problem])
         # cite=id needs the ids, so RAGAS checks the dataset has them before any row is judged
         ids = "retrieved_context_ids" if self.cite == "id" else "retrieved_context_ids:optional"
         self._required_columns = {_base.MetricType.SINGLE_TURN: {"user_input", "response", "retrieved_contexts", ids}}
@@ -130,4 +130,4 @@ def _reason(result: CitationResult) -> str:
 
 def _record(user_input: str | None) -> str:
     text = user_input or ""
-    return f"sample (user_input {text if len(text) <= EXCERPT else text[:EXCERPT - 1] + '…'!r})"
+    return f"sample (user_input {excerpt(text)!r})"
