@@ -1,5 +1,5 @@
-"""Short plain pairs made from real passages (training/augment.py), and the hand-written plain set the
-judge is measured on (benchmarks/data/plain_support.jsonl)."""
+"""Short plain pairs made from real passages (training/augment.py), and the hand-written plain sets the
+judge is measured on (benchmarks/data/plain_support.jsonl and plain_holdout.jsonl)."""
 
 import random
 from collections import Counter
@@ -10,6 +10,7 @@ import pytest
 from citeaudit.training import augment
 
 PLAIN_SET = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "plain_support.jsonl"
+HOLDOUT_SET = PLAIN_SET.with_name("plain_holdout.jsonl")
 
 
 @pytest.mark.parametrize("sentence, zh, want", [
@@ -53,13 +54,54 @@ def test_negation_is_added_or_removed(sentence, zh, want):
     assert augment.with_negation_flipped(sentence, random.Random(0), zh) == want
 
 
+@pytest.mark.parametrize("sentence, zh, want", [
+    ("The tablet is splash resistant, but it is not waterproof.", False, "The tablet is splash resistant."),
+    ("If the light turns red, unplug the charger at once.", False, None),  # a condition is not said
+    ("The pump, a small one.", False, None),  # too short to stand on its own
+    ("这款平板具备防溅功能，但并不防水。", True, "这款平板具备防溅功能。"),
+    ("如果指示灯变红，请立即拔掉充电器。", True, None),
+])
+def test_the_head_of_a_sentence_stands_on_its_own_or_is_not_taken(sentence, zh, want):
+    assert augment.head_of(sentence, zh) == want
+
+
+def test_a_swapped_word_comes_from_the_sentences_around_it():
+    rng = random.Random(0)
+    sentence = "Press the green button to start the scan."
+    around = ["The red button cancels a scan in progress."]
+    for _ in range(20):
+        got = augment.with_word_swapped(sentence, around, rng, zh=False)
+        changed = set(got.split()) - set(sentence.split())
+        assert len(changed) == 1 and changed.pop().strip(".") in {"button", "cancels", "scan", "progress", "red"}
+    assert augment.with_word_swapped(sentence, [], rng, zh=False) is None
+    zh = augment.with_word_swapped("按绿色按钮开始扫描。", ["红色按钮用于取消扫描。"], rng, zh=True)
+    assert zh and zh != "按绿色按钮开始扫描。" and len(zh) == len("按绿色按钮开始扫描。")
+
+
+@pytest.mark.parametrize("sentence, zh, allowed", [
+    ("Revenue rose 8% in 2023.", False, {"Revenue fell 8% in 2023."}),
+    ("Pets are allowed in the rooms.", False, {"Pets are prohibited in the rooms."}),
+    ("2023年营业收入增长8%。", True, {"2023年营业收入下降8%。"}),
+    ("本折扣不包括网上订单。", True, None),  # 不包括 is turned round as a whole, never to 不不包括
+    ("The sky is blue.", False, None),
+])
+def test_a_word_is_turned_into_its_opposite(sentence, zh, allowed):
+    got = augment.with_opposite(sentence, random.Random(0), zh)
+    if allowed is None:
+        assert got is None or "不不" not in got
+    else:
+        assert got in allowed
+
+
 def test_derived_pairs_cover_every_kind_with_its_label():
     passages = [("a", "To reset the Alpha unit, hold the power button for 10 seconds. Then release it and wait. "
                       "The Alpha unit is not waterproof; keep it dry. It weighs 4 kg and costs 300 dollars."),
                 ("a", "Maria Lopez founded the company in 1998 in Madrid. The company employs 250 people. "
                       "Its main factory is 12 km from the city centre and it is open on weekdays."),
                 ("a", "Store the vaccine between 2 and 8 degrees. The vaccine can be kept for 6 months. "
-                      "Peter Brown leads the research team in Boston. The team has published 40 papers.")] * 4
+                      "Peter Brown leads the research team in Boston. The team has published 40 papers."),
+                ("a", "Sales rose sharply in the north region, and the company hired new staff there. "
+                      "The warehouse stays open after the holidays, with extra loading bays.")] * 4
     pairs = augment.derived_pairs(passages, per_kind=2, seed=1, lang="en")
     kinds = Counter(p["derived"] for p in pairs)
     assert set(kinds) == set(augment.KINDS)
@@ -81,12 +123,36 @@ def test_chinese_pairs_have_no_name_swaps():
     assert all(p["source"] == "derived-zh" for p in pairs)
 
 
-def test_the_plain_set_is_balanced_in_both_languages_and_loads_as_labelled_rows():
+@pytest.mark.parametrize("path, least", [(PLAIN_SET, 25), (HOLDOUT_SET, 18)])
+def test_the_plain_sets_are_balanced_in_both_languages_and_load_as_labelled_rows(path, least):
     from citeaudit.files.labelled import load_rows
 
-    rows = load_rows(str(PLAIN_SET))
+    rows = load_rows(str(path))
     by_lang = Counter((r.lang, r.label == "full") for r in rows)
     for lang in ("en", "zh"):
         full, rest = by_lang[(lang, True)], by_lang[(lang, False)]
-        assert full >= 25 and rest >= 25 and abs(full - rest) <= 5, (lang, full, rest)
+        assert full >= least and rest >= least and abs(full - rest) <= 5, (lang, full, rest)
     assert len({(r.claim, r.passages[0].text) for r in rows}) == len(rows)  # no pair twice
+
+
+def test_no_measured_pair_reaches_a_mix():
+    """The derived pairs are drawn from the train split's passages: none of them holds a claim or a passage
+    of the sets the judge is measured on."""
+    from citeaudit.errors import TrainingError
+    from citeaudit.files.labelled import load_rows
+    from citeaudit.training.data import load_all, split_rows
+
+    try:
+        train = split_rows(load_all(None))["train"]
+    except TrainingError as err:  # a clone without the shared data beside it
+        pytest.skip(str(err))
+    measured = [r for path in (PLAIN_SET, HOLDOUT_SET) for r in load_rows(str(path))]
+    claims = {r.claim.strip() for r in measured}
+    passages = [r.passages[0].text for r in measured]
+    for lang in ("en", "zh"):
+        texts = [(r["source"], p["text"]) for r in train if r["lang"] == lang for p in r["passages"]]
+        pairs = augment.derived_pairs(texts, 300, seed=0, lang=lang)
+        assert len(pairs) > 1000
+        assert not claims & {p["hypothesis"].strip() for p in pairs}
+        premises = "\n".join(p["premise"] for p in pairs)
+        assert not [t for t in passages if t in premises]

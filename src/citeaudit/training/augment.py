@@ -10,10 +10,13 @@ pairs teach the missing case from the training rows' own text, in English and Ch
 |---|---|---|
 | `copy` | S itself | full |
 | `clause` | one clause of S (a leading "To …," / "如需…，" dropped, or the part before "; " / "；") | full |
+| `head` | the part of S before its first comma, when that part is a sentence of its own | full |
 | `number` | S with one number changed | contradicts |
 | `unit` | S with a unit swapped for another of its kind (seconds → minutes, kg → g, 元 → 美元) | contradicts |
 | `negation` | S with its negation added or removed | contradicts |
 | `name` | S with a capitalised name swapped for a name from another passage (English) | none |
+| `swap` | S with one content word swapped for one from the sentences around it ("red" for "green") | none |
+| `antonym` | S with a word swapped for its opposite (rose → fell, before → after, 增加 → 减少) | contradicts |
 | `second` | S joined with a clause from another passage ("… and …", "…，并且…") | partial |
 | `elsewhere` | a sentence of another passage of the same source | none |
 
@@ -30,11 +33,12 @@ import random
 import re
 from collections.abc import Iterable, Sequence
 
-from citeaudit.text import has_han, rule_sentence_spans
+from citeaudit.text import STOP_WORDS, has_han, rule_sentence_spans
 
-KINDS = ("copy", "clause", "number", "unit", "negation", "name", "second", "elsewhere")
-LABELS = {"copy": "full", "clause": "full", "number": "contradicts", "unit": "contradicts",
-          "negation": "contradicts", "name": "none", "second": "partial", "elsewhere": "none"}
+KINDS = ("copy", "clause", "head", "number", "unit", "negation", "name", "swap", "antonym", "second", "elsewhere")
+LABELS = {"copy": "full", "clause": "full", "head": "full", "number": "contradicts", "unit": "contradicts",
+          "negation": "contradicts", "name": "none", "swap": "none", "antonym": "contradicts", "second": "partial",
+          "elsewhere": "none"}
 
 # sentences outside these lengths (characters) make poor one-line claims
 _SHORTEST, _LONGEST = {False: 25, True: 8}, {False: 220, True: 90}
@@ -49,8 +53,22 @@ _UNIT_SWAPS = [
     ("million", ("billion", "thousand")), ("billion", ("million", "trillion")), ("dollars", ("euros",)),
     ("秒", ("分钟", "小时")), ("分钟", ("秒", "小时")), ("小时", ("分钟", "天")), ("公斤", ("克", "吨")),
     ("公里", ("米", "英里")), ("万", ("亿", "千")), ("亿", ("万",)), ("元", ("美元", "欧元")), ("个月", ("年", "周")),
-    ("年", ("个月",)),
+    ("年", ("个月",)), ("every day", ("every week", "every month")), ("every week", ("every day", "every month")),
+    ("every month", ("every week", "every year")), ("daily", ("weekly", "monthly")), ("weekly", ("daily", "monthly")),
+    ("monthly", ("weekly", "yearly")), ("每天", ("每周", "每月")), ("每周", ("每天", "每月")), ("每月", ("每周", "每年")),
 ]
+# a word and its opposite, both ways: what a sentence says turned round ("revenue rose" / "revenue fell")
+_OPPOSITES_EN = [("increase", "decrease"), ("increased", "decreased"), ("increases", "decreases"), ("rose", "fell"),
+                 ("rise", "fall"), ("rises", "falls"), ("higher", "lower"), ("more", "less"), ("before", "after"),
+                 ("above", "below"), ("allowed", "prohibited"), ("open", "closed"), ("maximum", "minimum"),
+                 ("larger", "smaller"), ("largest", "smallest"), ("won", "lost"),
+                 ("gained", "lost"), ("north", "south"), ("east", "west"), ("older", "younger"), ("early", "late"),
+                 ("earlier", "later"), ("longer", "shorter"), ("faster", "slower"), ("better", "worse"),
+                 ("required", "optional"), ("included", "excluded"), ("inside", "outside"), ("true", "false")]
+_OPPOSITES_ZH = [("增加", "减少"), ("增长", "下降"), ("上升", "下降"), ("提高", "降低"), ("之前", "之后"), ("以前", "以后"),
+                 ("允许", "禁止"), ("最高", "最低"), ("以上", "以下"), ("高于", "低于"), ("多于", "少于"), ("最大", "最小"),
+                 ("开放", "关闭"), ("打开", "关闭"), ("胜", "负"), ("北", "南"), ("东", "西"), ("早于", "晚于"),
+                 ("更长", "更短"), ("更快", "更慢"), ("包括", "不包括"), ("必须", "无需"), ("成功", "失败"), ("赢得", "输掉")]
 _EN_NEGATE = [(re.compile(r"\b(is|are|was|were|can|will|should|must|could|would|has|have|had)\b(?! not)"), r"\1 not"),
               (re.compile(r"\b(does|did|do)\b(?! not)"), r"\1 not")]
 _EN_UNNEGATE = [(re.compile(r"\b(is|are|was|were|can|will|should|must|could|would|has|have|had|does|did|do) not\b"), r"\1"),
@@ -59,8 +77,20 @@ _ZH_NEGATE = [("可以", "不可以"), ("能够", "不能"), ("需要", "不需�
               ("会", "不会"), ("能", "不能")]
 _ZH_UNNEGATE = [("不可以", "可以"), ("不能", "能"), ("不需要", "需要"), ("不是", "是"), ("没有", "有"), ("不会", "会"),
                 ("禁止", "允许"), ("无需", "需要"), ("不", "")]
+# Han pairs that are grammar, not content: swapping them makes a broken sentence, not a wrong claim
+_ZH_SWAP_STOP = set("我们 他们 可以 进行 以及 一个 这个 那个 没有 不是 就是 因为 所以 但是 如果 其中 之后 之前 已经 通过 对于 "
+                    "关于 由于 作为 成为 还是 或者 而且 并且 以上 以下 自己 这些 那些 什么 如何 为了".split())
+_EN_SWAP_STOP = STOP_WORDS | set("""also will would could should must shall might into about after before over under
+more most less only just very such each every some than then them been were does done make made said
+says like well here there where while whose other another first last many much""".split())
 _EN_LEADING = re.compile(r"^(?:To|If|When|Before|After|Once|In order to|For)\b[^,]{3,80},\s*(?P<rest>.+)$")
 _ZH_LEADING = re.compile(r"^(?:如需|如果|为了|要|若|在|当)[^，]{2,30}，(?P<rest>.+)$")
+# a sentence whose first part is a condition or a concession: what comes before its comma is not said
+_EN_SUBORDINATE = re.compile(r"^(?:If|When|Whether|Unless|Although|Though|While|Because|Since|As|After|Before|Once|"
+                             r"Until|Even|Despite|In|On|At|By|For|With|Without|To|From|During|Under|Over)\b")
+_ZH_SUBORDINATE = re.compile(r"^(?:如果|如|若|假如|虽然|尽管|因为|由于|当|在|为了|除了|即使|只要|只有|要是|一旦|随着|根据|对于|关于)")
+_EN_WORD = re.compile(r"\b[a-z]{4,}\b")
+_HAN_PAIR = re.compile(r"[\u4e00-\u9fff]{2}")
 _NAME = re.compile(r"(?<!^)(?<![.!?]\s)\b([A-Z][a-z]{2,}(?:\s[A-Z][a-z]{2,})?)\b")
 
 
@@ -93,6 +123,46 @@ def clause_of(sentence: str, zh: bool) -> str | None:
         if tail and len(head) >= (6 if zh else 12):
             return _ended(head, zh)
     return None
+
+
+def head_of(sentence: str, zh: bool) -> str | None:
+    """The part of a sentence before its first comma, when it says something on its own ("The tablet is
+    splash resistant, but …"), never a condition or a concession ("If it rains, …")."""
+    head, _, tail = sentence.partition("，" if zh else ", ")
+    if not tail or (_ZH_SUBORDINATE if zh else _EN_SUBORDINATE).match(head):
+        return None
+    if len(head) < (6 if zh else 20) or (not zh and len(head.split()) < 4):
+        return None
+    return _ended(head, zh)
+
+
+def with_word_swapped(sentence: str, around: Sequence[str], rng: random.Random, zh: bool) -> str | None:
+    """S with one content word replaced by a content word of the sentences around it that S does not use: a
+    claim about the same thing that the passage does not say ("the red button" where it says green)."""
+    pattern = _HAN_PAIR if zh else _EN_WORD
+    stop = _ZH_SWAP_STOP if zh else _EN_SWAP_STOP
+    mine = [m for m in pattern.finditer(sentence) if m.group(0) not in stop]
+    theirs = sorted({w for other in around for w in pattern.findall(other)
+                     if w not in stop and w not in sentence})
+    if not mine or not theirs:
+        return None
+    m = rng.choice(mine)
+    return sentence[:m.start()] + rng.choice(theirs) + sentence[m.end():]
+
+
+def with_opposite(sentence: str, rng: random.Random, zh: bool) -> str | None:
+    """S with one word turned into its opposite ("revenue rose" → "revenue fell", 增加 → 减少)."""
+    options = []
+    for a, b in _OPPOSITES_ZH if zh else _OPPOSITES_EN:
+        for old, new in ((a, b), (b, a)):
+            pattern = re.escape(old) if zh else r"\b" + re.escape(old) + r"\b"
+            options += [(m, new) for m in re.finditer(pattern, sentence)]
+            if zh and old == "包括":  # 不包括 holds 包括: turn it round as a whole
+                options = [(m, n) for m, n in options if sentence[max(0, m.start() - 1):m.start()] != "不"]
+    if not options:
+        return None
+    m, new = rng.choice(options)
+    return sentence[:m.start()] + new + sentence[m.end():]
 
 
 def with_number_changed(sentence: str, rng: random.Random) -> str | None:
@@ -166,12 +236,6 @@ def joined(first: str, second: str, zh: bool) -> str:
     return f"{a}, and {b[:1].lower() + b[1:] if not b[:2].isupper() else b}."
 
 
-def _window(sents: list[str], i: int, rng: random.Random, zh: bool) -> str:
-    before = rng.randint(0, min(2, i))
-    after = rng.randint(0, min(2, len(sents) - i - 1))
-    return ("" if zh else " ").join(sents[i - before: i + after + 1])
-
-
 def derived_pairs(passages: Iterable[tuple[str, str]], per_kind: int, seed: int = 0,
                   lang: str = "en") -> list[dict]:
     """Up to `per_kind` pairs of each kind from (source, passage text) pairs of one language, as mix
@@ -195,12 +259,16 @@ def derived_pairs(passages: Iterable[tuple[str, str]], per_kind: int, seed: int 
         other_source, other_sents, other_i = pool[(n * 7919 + 1) % len(pool)]
         kinds = [k for k in KINDS if made[k] < per_kind and not (zh and k == "name")]
         rng.shuffle(kinds)
+        before, after = rng.randint(0, min(2, i)), rng.randint(0, min(2, len(sents) - i - 1))
+        around = sents[i - before:i] + sents[i + 1:i + after + 1]  # the passage the claim is read with, but S
         for kind in kinds:
             claim = None
             if kind == "copy":
                 claim = s
             elif kind == "clause":
                 claim = clause_of(s, zh)
+            elif kind == "head":
+                claim = head_of(s, zh)
             elif kind == "number":
                 claim = with_number_changed(s, rng)
             elif kind == "unit":
@@ -209,6 +277,10 @@ def derived_pairs(passages: Iterable[tuple[str, str]], per_kind: int, seed: int 
                 claim = with_negation_flipped(s, rng, zh)
             elif kind == "name":
                 claim = with_name_swapped(s, names, rng)
+            elif kind == "swap":
+                claim = with_word_swapped(s, around or sents[:i] + sents[i + 1:], rng, zh)
+            elif kind == "antonym":
+                claim = with_opposite(s, rng, zh)
             elif kind == "second":
                 other = other_sents[other_i]
                 if other_sents is not sents and _usable(other, zh):
@@ -218,7 +290,8 @@ def derived_pairs(passages: Iterable[tuple[str, str]], per_kind: int, seed: int 
                     claim = other_sents[other_i]
             if kind == "copy" or (claim and claim != s):  # every other kind must change the sentence
                 made[kind] += 1
-                out.append({"premise": _window(sents, i, rng, zh), "hypothesis": claim, "label": LABELS[kind],
+                premise = ("" if zh else " ").join(sents[i - before:i + after + 1])
+                out.append({"premise": premise, "hypothesis": claim, "label": LABELS[kind],
                             "source": f"derived-{lang}", "kind": "derived", "derived": kind})
                 break  # one pair per sentence: the mix sees many passages, not one passage many ways
     return out
