@@ -120,7 +120,8 @@ def test_calibration_decides_and_the_guard_still_has_the_last_word(model_copy):
     guarded = yes.judge(claim, evidence)
     assert guarded.label != "full" and "qualifier guard" in guarded.explanation
     calibration.Calibration((0.0, 0.0), -10.0).save(model_copy)  # says "unsupported" to everything
-    no = make_model_judge(f"path={model_copy},threads=2")
+    # the plain reading would read the copied sentence as full whatever the calibration says
+    no = make_model_judge(f"path={model_copy},threads=2,plain=off")
     j = no.judge("A receipt is required.", [passage("S", "A receipt is required.")])
     assert j.label in ("partial", "none") and "-> " in j.explanation and "not full" in j.explanation
     assert yes.signature != no.signature  # calibration.json is part of the model hash

@@ -187,10 +187,12 @@ def test_a_run_log_whose_judge_cannot_be_made_says_so_and_replays(unsure, tmp_pa
 @pytest.mark.parametrize("signature, specs", [
     ("curated@1#bae77781673c", ["curated"]),
     ("model:judge-v1[onnx:judge-v1@1#61a8|max=256|map=full=full]|guard=off|cal=off|zh=model|band=0.2|sets=parts",
-     ["model:guard=off,calibration=off,zh=model,band=0.2"]),
-    # Chinese by the embedding judge: what a bare `model` meant before judge-v2 judged Chinese
+     ["model:guard=off,plain=off,calibration=off,zh=model,band=0.2"]),
+    # Chinese by the embedding judge, no plain reading: what a bare `model` meant before judge-v2
     ("model:judge-v1[onnx:judge-v1@1#61a8|max=256]|guard=on@2|cal=on|zh=embedding:0.9175|band=0.13",
-     ["model:zh=embedding,band=0.13"]),
+     ["model:plain=off,zh=embedding,band=0.13"]),
+    ("model:judge-v1[onnx:judge-v1@1#61a8|max=256]|guard=on@4|plain=on@1|cal=on|zh=judge-v2#cdb7d1dfca78|band=0.13",
+     ["model:band=0.13"]),
     ("model:elsewhere[onnx:elsewhere@1#61a8]|guard=on@2", []),  # a model directory that is not here
     ("embedding@1#abc|model=e5|thr=0.9|win=160", ["embedding:thr=0.9,win=160"]),
     ("hf:no-such-dir@1#abc", []),

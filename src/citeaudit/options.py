@@ -128,7 +128,9 @@ class Option:
     env: str | None = None  # environment variable read when the spec does not set the option
     in_spec: bool = True  # False: set by its environment variable only
     signed: str | None = None  # its key in the judge's signature, when it enters the signature
-    show: Callable[[Any], str] = str  # how its value is written in the signature
+    # how its value is written in the signature; None leaves the option out (a judge that signed nothing for
+    # it before the option existed keeps that signature for the value it then had)
+    show: Callable[[Any], str | None] = str
     needs: str | None = None  # another option that must be set when this one is (max_cost needs a price)
 
     @property
@@ -162,8 +164,8 @@ class Options:
         """The options that enter the signature, `|key=value` each, in table order. `actual` gives the
         value an option took effect with where that differs from the one asked for (calibration asked
         for, but the model directory has none)."""
-        return "".join(f"|{o.signed}={o.show(actual.get(o.name, self.values[o.name]))}"
-                       for o in self.table.options if o.signed)
+        shown = ((o.signed, o.show(actual.get(o.name, self.values[o.name]))) for o in self.table.options if o.signed)
+        return "".join(f"|{key}={value}" for key, value in shown if value is not None)
 
 
 @dataclass(frozen=True)

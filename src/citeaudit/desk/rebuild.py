@@ -45,6 +45,8 @@ def candidate_specs(signature: str) -> list[str]:
         options = []
         if fields.get("guard", "").startswith("off"):
             options.append("guard=off")
+        if not fields.get("plain", "off").startswith("on"):  # before the plain reading, or with it off
+            options.append("plain=off")
         if fields.get("cal") == "off":
             options.append("calibration=off")
         if fields.get("zh") == "model":

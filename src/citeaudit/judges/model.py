@@ -1,10 +1,11 @@
-"""The `model` judge: citeaudit's own fine-tuned cross-encoder (int8 ONNX, shipped in the package) plus
-the qualifier guard, with Chinese pairs routed to the embedding judge.
+"""The `model` judge: citeaudit's own fine-tuned cross-encoders (int8 ONNX, shipped in the package), the
+plain reading and the qualifier guard; English pairs by judge-v1, Chinese pairs by judge-v2.
 
-    model                         the shipped model, guard on, Chinese -> embedding judge
+    model                         the shipped models, plain reading and guard on
     model:guard=off               without the qualifier guard
+    model:plain=off               without the plain reading
     model:threads=2               onnxruntime intra-op threads
-    model:zh=model                judge Chinese with the model too (not validated: see docs/model-judge.md)
+    model:zh=embedding            Chinese by the embedding judge, as before judge-v2 (zh=model: by this model)
     model:path=DIR                another exported model directory (same layout as judges/../models/judge-v1)
     model:batch=16                windows per forward pass (default 1, see below)
     model:calibration=off         the model's own argmax instead of the calibrated decision
@@ -37,9 +38,15 @@ negation of the claim has no counterpart in the evidence window the model chose,
 `partial` or `none` (whichever the model scored higher) and the guard's reason is appended to the
 explanation.
 
+The plain reading (judges/plain.py) comes before the guard: when one clause of a passage holds every
+content word of the claim, it says `full` (numbers and negation agree) or `contradicts` (the clause
+negates the claim, or gives its unit another value), whatever the model said; the explanation says so
+and the evidence becomes that clause.
+
 Chinese: the MiniLM vocabulary turns most Chinese characters into [UNK], so a pair whose claim or
-passages are mostly Chinese is judged by `embedding:0.9175` (multilingual-e5-small) instead; the
-explanation and the signature say so. The guard runs on those judgments too.
+passages are mostly Chinese is judged by judge-v2, the bilingual cross-encoder (before it, by
+`embedding:0.9175`, multilingual-e5-small); the explanation and the signature say so. The plain reading
+and the guard run on those judgments too.
 
 Sets are monotone: a cited set supports a claim at least as well as any of its members does. The
 joint set is read in windows that pack its passages together, and adding a passage changes which
@@ -56,9 +63,9 @@ from functools import cache
 from pathlib import Path
 
 from citeaudit.errors import JudgeError, JudgeSetupError
-from citeaudit.records import Judgment, SourcePassage
+from citeaudit.records import Evidence, Judgment, SourcePassage
 from citeaudit.text import han_share, has_han
-from citeaudit.judges import calibration
+from citeaudit.judges import calibration, plain
 from citeaudit.judges.base import Request
 from citeaudit.judges.cache import BoundedCache
 from citeaudit.judges.guard import check
@@ -259,14 +266,15 @@ class ModelJudge:
 
     def __init__(self, path: str | Path | None = None, guard: bool = True, threads: int | None = None,
                  zh: str | None = None, batch_size: int = 1, calibrated: bool = True,
-                 band: float | None = None):
+                 band: float | None = None, plain: bool = True):
         self.options = MODEL.of(path=path, guard=guard, threads=threads, zh=zh, batch_size=batch_size,
-                                calibrated=calibrated, band=band)  # checked: a JudgeSetupError names a bad one
+                                calibrated=calibrated, band=band, plain=plain)  # checked: a JudgeSetupError names a bad one
         self.judge_dir = model_dir(self.options["path"])
         self.path = self.judge_dir.path
         self.inner = PassageEncodedJudge(self.path, batch_size=self.options["batch"], threads=self.options["threads"])
         self.reads_chinese = reads_chinese(self.inner.backend.tokenizer)
         self.guard = self.options["guard"]
+        self.plain = self.options["plain"]
         fitted = self.judge_dir.calibration
         self.calibration = fitted if self.options["calibration"] else None
         self.zh = self.options["zh"] or ("model" if self.reads_chinese else "v2" if self.options["path"] is None
@@ -295,7 +303,7 @@ class ModelJudge:
         bilingual cross-encoder, windowed and calibrated as this judge is (the guard is this judge's)."""
         if self._zh_judge is None:
             if self.zh == "v2":
-                self._zh_judge = ModelJudge(shipped_model_dir(CHINESE_MODEL_NAME), guard=False,
+                self._zh_judge = ModelJudge(shipped_model_dir(CHINESE_MODEL_NAME), guard=False, plain=False,
                                             threads=self.options["threads"], zh="model",
                                             batch_size=self.options["batch"],
                                             calibrated=self.options["calibration"], band=self.options["band"])
@@ -350,6 +358,10 @@ class ModelJudge:
                     "explanation": ("Chinese text: judged by the embedding judge "
                                     f"({self.zh_judge.signature}), not the model, whose vocabulary reads most "
                                     "Chinese as [UNK]; " + (j.explanation or ""))})
+        if self.plain:
+            read = [self.apply_plain(r, j) for r, j in zip(requests, out)]
+            evidence = [None if new is not old else text for new, old, text in zip(read, out, evidence)]
+            out = read
         if guard:
             out = [self.apply_guard(r, j, text) for r, j, text in zip(requests, out, evidence)]
         return out  # type: ignore[return-value]
@@ -376,7 +388,22 @@ class ModelJudge:
                                            "explanation": (judgment.explanation or "") + note,
                                            "uncertain": True if uncertain else None})
 
-    # --- the guard --------------------------------------------------------------------------------
+    # --- the plain reading and the guard ---------------------------------------------------------
+
+    def apply_plain(self, request: Request, judgment: Judgment) -> Judgment:
+        """The plain reading's verdict where one clause of a passage holds the whole claim (a `full` from any
+        passage first), with that clause as the evidence; the judgment as it was otherwise."""
+        readings = [(p, r) for p in request.passages if (r := plain.read(request.text, p.text)) is not None]
+        if not readings:
+            return judgment
+        passage, reading = next(((p, r) for p, r in readings if r.label == "full"), readings[0])
+        if reading.label == judgment.label:
+            return judgment
+        return judgment.model_copy(update={
+            "label": reading.label, "uncertain": None,
+            "evidence": Evidence(passage=passage.id, start=reading.start, end=reading.end),
+            "explanation": (judgment.explanation or "") + f"; plain reading: {reading.reason} -> {reading.label}, "
+                                                          f"not {judgment.label}"})
 
     def evidence_text(self, request: Request, judgment: Judgment) -> str:
         """The text the judgment rests on: the window (or joined set) whose span the judgment names."""

@@ -50,6 +50,12 @@ def _guard_version() -> int:
     return VERSION
 
 
+def _plain_version() -> int:
+    from citeaudit.judges.plain import VERSION
+
+    return VERSION
+
+
 def _on_off(value: bool) -> str:
     return "on" if value else "off"
 
@@ -59,6 +65,10 @@ MODEL = JudgeOptions("model", (
     # the guard's rules change its judgments: its version is signed with it
     Option("guard", switch(), True, "the qualifier guard", signed="guard",
            show=lambda v: f"on@{_guard_version()}" if v else "off"),
+    # the plain reading is signed with its version, as the guard is; off, it is not signed at all, so that the
+    # judge signs as the model judge did before the reading existed (and its stored judgments stay its own)
+    Option("plain", switch(), True, "the plain reading: a clause of the evidence that holds every word of the "
+           "claim decides (judges/plain.py)", signed="plain", show=lambda v: f"on@{_plain_version()}" if v else None),
     Option("calibration", switch(), True, "the calibrated decision (off: the model's own argmax)",
            keyword="calibrated", signed="cal", show=_on_off),
     # an adapted judge's directory may hold its own Chinese threshold: the signature shows the one used

@@ -27,7 +27,7 @@ def fit_model_calibration(model_dir: str | Path, rows: Sequence[Row], exclude_so
     rows the model itself judges (not in `exclude_sources`; Chinese rows only when its vocabulary reads
     Chinese, else the embedding judge takes them), and return it with a summary: rows used and balanced
     accuracy on those rows before and after (in-sample)."""
-    judge = ModelJudge(path=model_dir, guard=False, threads=threads, calibrated=False)
+    judge = ModelJudge(path=model_dir, guard=False, plain=False, threads=threads, calibrated=False)
     used = [r for r in rows if r.source not in exclude_sources
             and (judge.reads_chinese or not is_chinese(Request.of(r.claim, r.passages)))]
     if not used:

@@ -1,0 +1,184 @@
+"""The plain reading: what a careful reader sees at once in one clause of the evidence.
+
+A support answer is full of short plain sentences that restate one clause of a manual or a spec sheet:
+"Hold the reset button for 8 seconds." against "To restore factory settings, hold the reset button for
+8 seconds." A careful reader needs no model for that pair, and a small model gets it wrong often enough
+(judge-v1 p(full) 0.12) to matter. Nor does a reader need one for "The tablet is waterproof." against
+"… but it is not waterproof": the same words, negated.
+
+`read(claim, evidence)` finds the clause of the evidence that holds the most of the claim's content words
+(clauses end at . ; : ! ? and their Chinese forms, and before "while", "whereas", "but", 而, 但, 却, so that
+"the council approved the budget; the mayor had opposed it" does not hold "the mayor approved the
+budget"). When that clause holds *every* content word of the claim, the reading says:
+
+* `full` when every number of the claim has its value there, and the claim and the clause are both
+  negated or both not;
+* `contradicts` when one of the two is negated and the other is not ("is waterproof" / "is not
+  waterproof") in a clause not much longer than the claim (a long one may negate something else), or when a number of the claim is missing from the clause and the clause gives the same
+  unit another value ("for 8 seconds" / "for 3 seconds");
+* nothing otherwise: the model reads the pair.
+
+Content words are those of the calibration (lower-cased, stop words out, cut to six letters; Chinese as
+character bigrams), with numbers read as quantities ("two hours" = "2 hours") and a plural "s" dropped.
+A claim needs at least two content words besides its numbers: "It is 8." says too little to be read
+this way. The reading is pure Python and deterministic; the model judge applies it after calibration
+and before the qualifier guard (`model:plain=off` leaves it out), and says in the explanation when it
+changed a label.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from citeaudit.judges.guard import _claim_negation, _same_value, _unmarked
+from citeaudit.quantities import NEGATION_EN, NEGATION_ZH, Quantity, normalise, quantities
+from citeaudit.text import STOP_WORDS, has_han
+
+# Where a clause ends: sentence and clause punctuation, and the words that open a contrasting clause
+_CLAUSE_END = re.compile(r"[.;:!?]+(?:\s+|$)|[。；：！？;\n]+|,?\s+(?:while|whereas|but|although|though)\s+|"
+                         r"[,，]\s*(?:而|但|但是|却|然而|不过)", re.I)
+_WORD = re.compile(r"[a-z0-9]+[#+]*")  # "c#" and "c++" are not "c"
+_HAN_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+")
+# a negation of the evidence that does not deny what it precedes: "not only", "no longer than"
+_NOT_DENYING_EN = re.compile(r"\s+(?:only|just|merely|simply|solely)\b|\s+(?:more|less|longer|later|earlier)\s+than\b",
+                             re.I)
+_NOT_DENYING_ZH = re.compile("非常|无论|不仅|不但|不断|未来|不同|不少|不久|不管|不错|不得不|无数|除非|是否|能否|可否|与否|毫无疑问")
+# an exception turns a negation round for what it names
+_EXCEPTION = re.compile(r"\b(?:except|excepting|apart from|other than|unless)\b|除外|除了|以外", re.I)
+_NEGATION_CHAR = re.compile("[不没未无非否别勿禁]")
+MIN_WORDS = 2
+# The version of the reading, signed with the judge (model:…|plain=on@1): a change here changes judgments.
+VERSION = 1
+NEAR_SHARE = 0.75  # of the claim's words in one clause: the clause is about what the claim is about
+
+
+@dataclass(frozen=True)
+class Reading:
+    label: str  # "full" or "contradicts"
+    start: int  # the clause, as offsets into the evidence
+    end: int
+    reason: str
+
+
+def _words(text: str) -> set[str]:
+    """Content words with the numbers taken out (they are compared as quantities)."""
+    text = normalise(text)
+    for q in sorted(quantities(text), key=lambda q: -q.start):  # offsets into the normalised text
+        text = text[:q.start] + " " * (q.end - q.start) + text[q.end:]
+    lowered = _without_negation(text).lower()
+    words = {w.removesuffix("s")[:6] if len(w) > 3 and w.isalnum() else w for w in _WORD.findall(lowered)
+             if w not in STOP_WORDS and not w.isdigit()}
+    for run in _HAN_RUN.findall(lowered):
+        words.update(run[i:i + 2] for i in range(max(1, len(run) - 1)))
+    return words
+
+
+def _without_negation(text: str) -> str:
+    """`text` with its negations taken out ("cannot" -> "can", 不允许 -> 允许): whether a claim and a clause
+    are negated is compared apart, and a negation must not hide that they say the same words."""
+    if has_han(text):
+        masked = _NOT_DENYING_ZH.sub(lambda m: "\u3000" * len(m.group(0)), text)
+        return "".join(c if m == "\u3000" or not _NEGATION_CHAR.match(c) else "" for c, m in zip(text, masked))
+    return NEGATION_EN.sub(lambda m: "can" if m.group(0).lower() == "cannot" else " ", text)
+
+
+def clauses(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each clause of `text`, as `read` cuts it."""
+    spans, at = [], 0
+    for m in _CLAUSE_END.finditer(text):
+        if m.start() > at:
+            spans.append((at, m.start()))
+        at = m.end()
+    if at < len(text):
+        spans.append((at, len(text)))
+    return [(a, b) for a, b in spans if text[a:b].strip()]
+
+
+def _negated(text: str, zh: bool) -> bool:
+    if zh:
+        masked = _NOT_DENYING_ZH.sub(lambda m: "\u3000" * len(m.group(0)), text)
+        return bool(NEGATION_ZH.search(masked) or "禁" in masked)
+    return any(not _NOT_DENYING_EN.match(text, m.end()) for m in NEGATION_EN.finditer(text))
+
+
+def _about_exception(claim_words: set[str], clause: str) -> bool:
+    """Whether the claim is about what the clause excepts: "Assistance dogs are allowed." against "Pets are
+    not allowed, except assistance dogs" (a claim about pets is still denied)."""
+    cue = _EXCEPTION.search(clause)
+    if cue is None:
+        return False
+    return bool(claim_words & (_words(clause[cue.end():]) - _words(clause[:cue.start()])))
+
+
+def _share_as_text(wanted: set[str], clause: str) -> float:
+    """The share of the words that occur in the clause's text at all: never less than the share of them
+    among its words, and cheap."""
+    lowered = normalise(clause).lower()
+    return sum(w in lowered for w in wanted) / len(wanted)
+
+
+def read(claim: str, evidence: str) -> Reading | None:
+    """What one clause of `evidence` plainly says of `claim`, or None when no clause holds all its words.
+    The clause's offsets are into `evidence` as given."""
+    claim = _unmarked(normalise(claim))
+    wanted = _words(claim)
+    if len(wanted) < MIN_WORDS:
+        return None
+    # a clause's words are read only when the claim's show in it as text (a long passage has many clauses)
+    spans = [(a, b) for a, b in clauses(evidence)
+             if _share_as_text(wanted, evidence[a:b]) >= min(NEAR_SHARE, 1.0)]
+    holding = [(a, b) for a, b in spans if wanted <= _words(evidence[a:b])]
+    claim_numbers = quantities(claim)
+    if not holding:
+        return _rival_number(wanted, claim_numbers, evidence, spans)
+    zh = has_han(claim)
+    claim_negated = _claim_negation(claim) is not None
+    verdicts = [_verdict(wanted, claim_numbers, claim_negated, evidence, a, b, zh) for a, b in holding]
+    # a clause that says it plainly is enough; else the first that says otherwise
+    return next((v for v in verdicts if v and v.label == "full"), None) or next((v for v in verdicts if v), None)
+
+
+def _rival_number(wanted: set[str], claim_numbers: list[Quantity], evidence: str,
+                  spans: list[tuple[int, int]]) -> Reading | None:
+    """`contradicts` when a number of the claim is nowhere in the evidence and the clause that holds most of
+    the claim's words (at least NEAR_SHARE of them) gives the same unit another value: "按住电源键3秒即可重启"
+    against "请按住电源键10秒"."""
+    if not claim_numbers:
+        return None
+    every = quantities(evidence)
+    missing = [q for q in claim_numbers if q.unit is not None and not any(_same_value(q, e) for e in every)]
+    if not missing:
+        return None
+    share, (a, b) = max(((len(wanted & _words(evidence[a:b])) / len(wanted), (a, b)) for a, b in spans),
+                        default=(0.0, (0, 0)))
+    if share < NEAR_SHARE:
+        return None
+    theirs = quantities(evidence[a:b])
+    for q in missing:
+        rivals = [e for e in theirs if e.unit == q.unit]
+        if rivals:
+            return Reading("contradicts", a, b, f"the clause '{evidence[a:b].strip()}' gives {rivals[0].text} where "
+                                                 f"the claim says {q.text}")
+    return None
+
+
+def _verdict(claim_words: set[str], claim_numbers: list[Quantity], claim_negated: bool, evidence: str, a: int, b: int,
+             zh: bool) -> Reading | None:
+    clause = evidence[a:b]
+    theirs = quantities(clause)
+    quote = clause.strip()
+    for q in claim_numbers:
+        if any(_same_value(q, e) and (e.unit == q.unit or e.unit is None or q.unit is None) for e in theirs):
+            continue
+        rivals = [e for e in theirs if e.unit == q.unit and q.unit is not None]
+        if rivals:
+            return Reading("contradicts", a, b, f"the clause '{quote}' gives {rivals[0].text} where the claim "
+                                                 f"says {q.text}")
+        return None  # a number the clause does not give: the model reads it
+    if _negated(clause, zh) != claim_negated:
+        if _about_exception(claim_words, clause) or len(_words(clause)) > 2 * len(claim_words) + 4:
+            return None  # a long clause may negate something else than the claim
+        said = "negates it" if not claim_negated else "does not negate it"
+        return Reading("contradicts", a, b, f"the clause '{quote}' holds every word of the claim and {said}")
+    return Reading("full", a, b, f"every word of the claim is in the clause '{quote}'")
