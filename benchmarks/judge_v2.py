@@ -1,6 +1,6 @@
 """Judges side by side on every measuring set, in both languages: what decides which judge ships.
 
-    python benchmarks/judge_v2.py [--judge SPEC ...] [--sets dev,test,plain,nli] [--rows N] [--cache DIR]
+    python benchmarks/judge_v2.py [--judge SPEC ...] [--sets dev,test,plain,holdout,nli] [--rows N] [--cache DIR]
 
 Default judge: `model` (judge-v1, Chinese by the embedding route); name a trained bilingual judge with
 `--judge model:path=DIR,zh=model` beside it. For each judge and each set, by source and language: balanced accuracy (full vs the rest)
@@ -14,6 +14,10 @@ The sets:
   plain   benchmarks/data/plain_support.jsonl: short plain support pairs (instructions, figures with
           units, negation, a wrong person or measure, a missing second fact) written for this purpose
           and never trained on
+  holdout benchmarks/data/plain_holdout.jsonl: 80 more such pairs (40 English, 40 Chinese), written
+          apart from the project's code, after the plain reading (judges/plain.py) and the derived
+          kinds head, swap and antonym (training/augment.py) were designed on `plain`: it measures what
+          `plain` no longer can
   nli     held-out NLI files no training step reads: Chinese-SNLI test and FEVER-NLI test, --rows pairs
           each (seed 0)
 
@@ -32,14 +36,15 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 PLAIN = HERE / "data" / "plain_support.jsonl"
+HOLDOUT = HERE / "data" / "plain_holdout.jsonl"
 
 
 def rows_of(name: str, data_dir: str | None, n: int):
     from citeaudit.files.labelled import load_rows, parse_rows
     from citeaudit.training.data import load_all, read_nli, split_rows
 
-    if name == "plain":
-        return load_rows(str(PLAIN))
+    if name in ("plain", "holdout"):
+        return load_rows(str(PLAIN if name == "plain" else HOLDOUT))
     if name in ("dev", "test"):
         rows = split_rows(load_all(data_dir))[name]
         return parse_rows([json.dumps(r, ensure_ascii=False) for r in rows])
@@ -123,7 +128,7 @@ def line(name: str, f: dict) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--judge", action="append", help="judge spec (repeatable)")
-    ap.add_argument("--sets", default="dev,test,plain,nli")
+    ap.add_argument("--sets", default="dev,test,plain,holdout,nli")
     ap.add_argument("--rows", type=int, default=1000, help="pairs per held-out NLI file")
     ap.add_argument("--data", default=None, help="the shared data folder")
     ap.add_argument("--cache", default="/tmp/citeaudit-judge-v2")
