@@ -6,24 +6,32 @@ A support answer is full of short plain sentences that restate one clause of a m
 (judge-v1 p(full) 0.12) to matter. Nor does a reader need one for "The tablet is waterproof." against
 "… but it is not waterproof": the same words, negated.
 
-`read(claim, evidence)` finds the clause of the evidence that holds the most of the claim's content words
-(clauses end at . ; : ! ? and their Chinese forms, and before "while", "whereas", "but", 而, 但, 却, so that
-"the council approved the budget; the mayor had opposed it" does not hold "the mayor approved the
-budget"). When that clause holds *every* content word of the claim, the reading says:
+`read(claim, evidence)` cuts the evidence into clauses (at . ; : ! ? and their Chinese forms, and before
+"while", "whereas", "but", 而, 但, 却, so that "the council approved the budget; the mayor had opposed it"
+does not hold "the mayor approved the budget"). When a clause holds *every* content word of the claim,
+the reading says:
 
 * `full` when every number of the claim has its value there, and the claim and the clause are both
   negated or both not;
 * `contradicts` when one of the two is negated and the other is not ("is waterproof" / "is not
-  waterproof") in a clause not much longer than the claim (a long one may negate something else), or when a number of the claim is missing from the clause and the clause gives the same
-  unit another value ("for 8 seconds" / "for 3 seconds");
-* nothing otherwise: the model reads the pair.
+  waterproof") in a clause not much longer than the claim (a long one may negate something else), or
+  when a number of the claim is missing from the clause and the clause gives the same unit another
+  value ("for 8 seconds" / "for 3 seconds");
+* nothing when the claim is about what the clause excepts ("Assistance dogs are allowed." against "Pets
+  are not allowed, except assistance dogs"), or a number of the claim is not there with no rival.
+
+A clause that says `full` wins over one that says otherwise. When no clause holds every word, one case
+is still read: a number of the claim that is nowhere in the evidence, where the clause holding at least
+three quarters of the claim's words gives the same unit another value (`contradicts`: "请按住电源键3秒
+重启平板" against "如需重启平板，请按住电源键10秒"). Everything else is the model's to read.
 
 Content words are those of the calibration (lower-cased, stop words out, cut to six letters; Chinese as
-character bigrams), with numbers read as quantities ("two hours" = "2 hours") and a plural "s" dropped.
-A claim needs at least two content words besides its numbers: "It is 8." says too little to be read
-this way. The reading is pure Python and deterministic; the model judge applies it after calibration
-and before the qualifier guard (`model:plain=off` leaves it out), and says in the explanation when it
-changed a label.
+character bigrams), with numbers read as quantities ("two hours" = "2 hours"), a plural "s" dropped, a
+symbol kept ("C#" is not "C") and negations set aside (不允许 holds 允许's words; whether each side is
+negated is compared apart). A claim needs at least two content words besides its numbers: "It is 8."
+says too little to be read this way. The reading is pure Python and deterministic; the model judge
+applies it after calibration and before the qualifier guard (`model:plain=off` leaves it out), and says
+in the explanation when it changed a label.
 """
 
 from __future__ import annotations
@@ -142,8 +150,8 @@ def read(claim: str, evidence: str) -> Reading | None:
 def _rival_number(wanted: set[str], claim_numbers: list[Quantity], evidence: str,
                   spans: list[tuple[int, int]]) -> Reading | None:
     """`contradicts` when a number of the claim is nowhere in the evidence and the clause that holds most of
-    the claim's words (at least NEAR_SHARE of them) gives the same unit another value: "按住电源键3秒即可重启"
-    against "请按住电源键10秒"."""
+    the claim's words (at least NEAR_SHARE of them) gives the same unit another value: "请按住电源键3秒重启平板"
+    against "如需重启平板，请按住电源键10秒"."""
     if not claim_numbers:
         return None
     every = quantities(evidence)
