@@ -107,6 +107,24 @@ def test_the_model_judge_reads_plainly_and_says_so():
     assert denied.label == "contradicts"
 
 
+def test_a_guess_the_reading_confirms_is_no_longer_uncertain():
+    from citeaudit.judges.base import Request
+    from citeaudit.judges.model import ModelJudge
+    from citeaudit.records import Judgment, SourcePassage
+
+    text = "Hold the power button for 10 seconds to reset the P7."
+    request_passages = (SourcePassage(id="M1", doc_id="manual", version=None, text=text, start=0, end=len(text)),)
+    judge = ModelJudge()
+    guess = Judgment(label="full", judge=judge.signature, uncertain=True, explanation="uncertain: …")
+    read = judge.apply_plain(Request(text="Hold the power button for 10 seconds.", passages=request_passages), guess)
+    assert read.label == "full" and read.uncertain is None and "plain reading: every word" in read.explanation
+    other = guess.model_copy(update={"label": "none"})
+    changed = judge.apply_plain(Request(text="Hold the power button for 10 seconds.", passages=request_passages), other)
+    assert changed.label == "full" and changed.uncertain is None and "-> full, not none" in changed.explanation
+    # where the reading has nothing to say, the judgment stays as it was, unsure or not
+    assert judge.apply_plain(Request(text="The P7 weighs 2 kg.", passages=request_passages), guess) == guess
+
+
 def test_a_run_judged_before_the_plain_reading_is_rebuilt_without_it():
     from citeaudit.desk.rebuild import candidate_specs
 

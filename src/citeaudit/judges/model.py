@@ -397,8 +397,9 @@ class ModelJudge:
         if not readings:
             return judgment
         passage, reading = next(((p, r) for p, r in readings if r.label == "full"), readings[0])
-        if reading.label == judgment.label:
-            return judgment
+        if reading.label == judgment.label:  # the model's guess, read plainly: no longer a guess
+            return judgment if not judgment.uncertain else judgment.model_copy(update={
+                "uncertain": None, "explanation": (judgment.explanation or "") + f"; plain reading: {reading.reason}"})
         return judgment.model_copy(update={
             "label": reading.label, "uncertain": None,
             "evidence": Evidence(passage=passage.id, start=reading.start, end=reading.end),

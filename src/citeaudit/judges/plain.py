@@ -30,8 +30,8 @@ character bigrams), with numbers read as quantities ("two hours" = "2 hours"), a
 symbol kept ("C#" is not "C") and negations set aside (不允许 holds 允许's words; whether each side is
 negated is compared apart). A claim needs at least two content words besides its numbers: "It is 8."
 says too little to be read this way. The reading is pure Python and deterministic; the model judge
-applies it after calibration and before the qualifier guard (`model:plain=off` leaves it out), and says
-in the explanation when it changed a label.
+applies it after calibration and before the qualifier guard (`model:plain=off` leaves it out), says in
+the explanation when it changed a label, and takes the `uncertain` mark off a guess it confirms.
 """
 
 from __future__ import annotations
