@@ -104,14 +104,15 @@ def test_a_cascade_needs_two_judges_and_a_person_only_last(spec):
 @pytest.mark.parametrize("band, escalated", [("0.5", "all"), ("0", "none")])
 def test_the_model_cascades_to_a_remote_judge(runner, tmp_path, monkeypatch, band, escalated):
     """End to end from the CLI, the remote judge served by the local stub: with the widest band every
-    pair escalates; with none, no request is sent."""
+    pair escalates (the plain reading off: a pair it reads is decided, whatever the band); with none, no
+    request is sent."""
     pytest.importorskip("onnxruntime")
     monkeypatch.setenv("CITEAUDIT_OPENAI_BASE_URL", "http://127.0.0.1:9")  # replaced below
     runner.invoke(main, ["examples", "--write", str(tmp_path / "cases")])
     with OpenAIStub() as stub:
         monkeypatch.setenv("CITEAUDIT_OPENAI_BASE_URL", stub.url)
         result = runner.invoke(main, ["score", str(tmp_path / "cases" / "returns_desk.json"), "--format", "json",
-                                      "--judge", f"cascade:model:band={band},openai:stub-model"])
+                                      "--judge", f"cascade:model:band={band},plain=off,openai:stub-model"])
         assert result.exit_code == 0, result.output
         data = json.loads(result.output)
         # an uncited claim is judged by no judge at all (rule:no-citation): no decider
