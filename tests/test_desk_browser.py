@@ -107,12 +107,22 @@ def exercise(page, button: str) -> None:
 def select(page, index: int) -> None:
     page.click(f"#st-{index}")
     expect(page.locator(f"#st-{index}")).to_have_attribute("aria-selected", "true")
+    drawn(page)
 
 
 def settled(page) -> None:
     """Wait until the server has answered every change the page sent (none on its way, none waiting)."""
     expect(page.locator("body")).to_have_attribute("data-pending", "0")
     expect(page.locator("body")).not_to_have_attribute("aria-busy", "true")
+    drawn(page)
+
+
+def drawn(page) -> None:
+    """Wait until the selected statement's suggested repair is drawn: the section above the tick boxes grows
+    when its search returns, and a click aimed at a box while it grows lands elsewhere."""
+    suggestion = page.locator("#suggestion")
+    if suggestion.count():
+        expect(suggestion).not_to_have_attribute("data-state", "loading")
 
 
 def cite(page, passage: str, on: bool) -> None:
