@@ -578,10 +578,16 @@ _ZH_NOT_NEGATING = re.compile("非常|无论|不仅|不但|不断|未来|别人|
 _ZH_TAKEN_BACK = re.compile(r"[^。；！？]*?而是")
 
 
+def masked_not_negating(text: str) -> str:
+    """`text` with the Chinese words that hold a negation's character without negating (非常, 不断, 未来, …)
+    blanked, each character by an ideographic space: offsets stay as they were."""
+    return _ZH_NOT_NEGATING.sub(lambda m: "\u3000" * len(m.group(0)), text)
+
+
 def _claim_negation(claim: str) -> re.Match[str] | None:
     """The first negation of the claim that the evidence must repeat, or None."""
     if has_han(claim):
-        masked = _ZH_NOT_NEGATING.sub(lambda m: "\u3000" * len(m.group(0)), claim)
+        masked = masked_not_negating(claim)
         return next((m for m in _NEGATION_ZH.finditer(masked) if not _ZH_TAKEN_BACK.match(masked, m.end())), None)
     for m in _NEGATION_EN.finditer(claim):
         if (_CONTRASTIVE.match(claim, m.end()) or _LIMITER.match(claim, m.end())

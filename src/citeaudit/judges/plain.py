@@ -37,10 +37,11 @@ the explanation when it changed a label, and takes the `uncertain` mark off a gu
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import lru_cache
 
-from citeaudit.judges.guard import _claim_negation, _same_value, _unmarked
-from citeaudit.quantities import NEGATION_EN, NEGATION_ZH, Quantity, normalise, quantities
+from citeaudit.judges.guard import _claim_negation, _same_value, _unmarked, masked_not_negating
+from citeaudit.quantities import CONTRASTIVE, NEGATION_EN, NEGATION_ZH, Quantity, normalise, quantities
 from citeaudit.text import STOP_WORDS, has_han
 
 # Where a clause ends: sentence and clause punctuation, and the words that open a contrasting clause
@@ -48,10 +49,8 @@ _CLAUSE_END = re.compile(r"[.;:!?]+(?:\s+|$)|[。；：！？;\n]+|,?\s+(?:while
                          r"[,，]\s*(?:而|但|但是|却|然而|不过)", re.I)
 _WORD = re.compile(r"[a-z0-9]+[#+]*")  # "c#" and "c++" are not "c"
 _HAN_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+")
-# a negation of the evidence that does not deny what it precedes: "not only", "no longer than"
-_NOT_DENYING_EN = re.compile(r"\s+(?:only|just|merely|simply|solely)\b|\s+(?:more|less|longer|later|earlier)\s+than\b",
-                             re.I)
-_NOT_DENYING_ZH = re.compile("非常|无论|不仅|不但|不断|未来|不同|不少|不久|不管|不错|不得不|无数|除非|是否|能否|可否|与否|毫无疑问")
+# besides the guard's contrasts ("not only"), a negation of the evidence that bounds rather than denies
+_NOT_THAN = re.compile(r"\s+(?:more|less|longer|later|earlier)\s+than\b", re.I)
 # an exception turns a negation round for what it names
 _EXCEPTION = re.compile(r"\b(?:except|excepting|apart from|other than|unless)\b|除外|除了|以外", re.I)
 _NEGATION_CHAR = re.compile("[不没未无非否别勿禁]")
@@ -86,7 +85,7 @@ def _without_negation(text: str) -> str:
     """`text` with its negations taken out ("cannot" -> "can", 不允许 -> 允许): whether a claim and a clause
     are negated is compared apart, and a negation must not hide that they say the same words."""
     if has_han(text):
-        masked = _NOT_DENYING_ZH.sub(lambda m: "\u3000" * len(m.group(0)), text)
+        masked = masked_not_negating(text)
         return "".join(c if m == "\u3000" or not _NEGATION_CHAR.match(c) else "" for c, m in zip(text, masked))
     return NEGATION_EN.sub(lambda m: "can" if m.group(0).lower() == "cannot" else " ", text)
 
@@ -103,11 +102,46 @@ def clauses(text: str) -> list[tuple[int, int]]:
     return [(a, b) for a, b in spans if text[a:b].strip()]
 
 
+@dataclass
+class _Clauses:
+    """One evidence text cut into clauses once: each clause's span and its normalised lower-case text (what a
+    claim's words are first looked for in), its content words when first asked, and the text's numbers."""
+
+    evidence: str
+    spans: list[tuple[int, int]]
+    lowered: list[str]
+    _word_sets: dict[int, set[str]] = field(default_factory=dict)
+    _numbers: list[Quantity] | None = None
+
+    def text(self, i: int) -> str:
+        a, b = self.spans[i]
+        return self.evidence[a:b]
+
+    def words(self, i: int) -> set[str]:
+        if i not in self._word_sets:
+            self._word_sets[i] = _words(self.text(i))
+        return self._word_sets[i]
+
+    def numbers(self) -> list[Quantity]:
+        if self._numbers is None:
+            self._numbers = quantities(self.evidence)
+        return self._numbers
+
+
+# A passage is read for every claim that cites it, and again in every cited set it belongs to; a few of
+# them are kept cut (a long passage is long: few, not many)
+@lru_cache(maxsize=8)
+def _clauses_of(evidence: str) -> _Clauses:
+    spans = clauses(evidence)
+    return _Clauses(evidence, spans, [normalise(evidence[a:b]).lower() for a, b in spans])
+
+
 def _negated(text: str, zh: bool) -> bool:
     if zh:
-        masked = _NOT_DENYING_ZH.sub(lambda m: "\u3000" * len(m.group(0)), text)
+        masked = masked_not_negating(text)
         return bool(NEGATION_ZH.search(masked) or "禁" in masked)
-    return any(not _NOT_DENYING_EN.match(text, m.end()) for m in NEGATION_EN.finditer(text))
+    return any(not (CONTRASTIVE.match(text, m.end()) or _NOT_THAN.match(text, m.end()))
+               for m in NEGATION_EN.finditer(text))
 
 
 def _about_exception(claim_words: set[str], clause: str) -> bool:
@@ -119,13 +153,6 @@ def _about_exception(claim_words: set[str], clause: str) -> bool:
     return bool(claim_words & (_words(clause[cue.end():]) - _words(clause[:cue.start()])))
 
 
-def _share_as_text(wanted: set[str], clause: str) -> float:
-    """The share of the words that occur in the clause's text at all: never less than the share of them
-    among its words, and cheap."""
-    lowered = normalise(clause).lower()
-    return sum(w in lowered for w in wanted) / len(wanted)
-
-
 def read(claim: str, evidence: str) -> Reading | None:
     """What one clause of `evidence` plainly says of `claim`, or None when no clause holds all its words.
     The clause's offsets are into `evidence` as given."""
@@ -133,60 +160,64 @@ def read(claim: str, evidence: str) -> Reading | None:
     wanted = _words(claim)
     if len(wanted) < MIN_WORDS:
         return None
-    # a clause's words are read only when the claim's show in it as text (a long passage has many clauses)
-    spans = [(a, b) for a, b in clauses(evidence)
-             if _share_as_text(wanted, evidence[a:b]) >= min(NEAR_SHARE, 1.0)]
-    holding = [(a, b) for a, b in spans if wanted <= _words(evidence[a:b])]
+    index = _clauses_of(evidence)
+    # a clause's words are read only when the claim's show in its text (never fewer there than among its
+    # words, and cheap to count: a long passage has many clauses)
+    near = [i for i, lowered in enumerate(index.lowered)
+            if sum(w in lowered for w in wanted) / len(wanted) >= NEAR_SHARE]
+    holding = [i for i in near if wanted <= index.words(i)]
     claim_numbers = quantities(claim)
     if not holding:
-        return _rival_number(wanted, claim_numbers, evidence, spans)
+        return _rival_number(wanted, claim_numbers, index, near)
     zh = has_han(claim)
     claim_negated = _claim_negation(claim) is not None
-    verdicts = [_verdict(wanted, claim_numbers, claim_negated, evidence, a, b, zh) for a, b in holding]
+    verdicts = [_verdict(wanted, claim_numbers, claim_negated, index, i, zh) for i in holding]
     # a clause that says it plainly is enough; else the first that says otherwise
     return next((v for v in verdicts if v and v.label == "full"), None) or next((v for v in verdicts if v), None)
 
 
-def _rival_number(wanted: set[str], claim_numbers: list[Quantity], evidence: str,
-                  spans: list[tuple[int, int]]) -> Reading | None:
+def _rival_number(wanted: set[str], claim_numbers: list[Quantity], index: _Clauses, near: list[int]) -> Reading | None:
     """`contradicts` when a number of the claim is nowhere in the evidence and the clause that holds most of
     the claim's words (at least NEAR_SHARE of them) gives the same unit another value: "请按住电源键3秒重启平板"
     against "如需重启平板，请按住电源键10秒"."""
     if not claim_numbers:
         return None
-    every = quantities(evidence)
-    missing = [q for q in claim_numbers if q.unit is not None and not any(_same_value(q, e) for e in every)]
+    missing = [q for q in claim_numbers
+               if q.unit is not None and not any(_same_value(q, e) for e in index.numbers())]
     if not missing:
         return None
-    share, (a, b) = max(((len(wanted & _words(evidence[a:b])) / len(wanted), (a, b)) for a, b in spans),
-                        default=(0.0, (0, 0)))
-    if share < NEAR_SHARE:
+    share, i = max(((len(wanted & index.words(i)) / len(wanted), i) for i in near), default=(0.0, None))
+    if i is None or share < NEAR_SHARE:
         return None
-    theirs = quantities(evidence[a:b])
+    theirs = quantities(index.text(i))
     for q in missing:
         rivals = [e for e in theirs if e.unit == q.unit]
         if rivals:
-            return Reading("contradicts", a, b, f"the clause '{evidence[a:b].strip()}' gives {rivals[0].text} where "
-                                                 f"the claim says {q.text}")
+            return _rival(index, i, rivals[0], q)
     return None
 
 
-def _verdict(claim_words: set[str], claim_numbers: list[Quantity], claim_negated: bool, evidence: str, a: int, b: int,
+def _rival(index: _Clauses, i: int, theirs: Quantity, q: Quantity) -> Reading:
+    a, b = index.spans[i]
+    return Reading("contradicts", a, b, f"the clause '{index.text(i).strip()}' gives {theirs.text} where the "
+                                        f"claim says {q.text}")
+
+
+def _verdict(claim_words: set[str], claim_numbers: list[Quantity], claim_negated: bool, index: _Clauses, i: int,
              zh: bool) -> Reading | None:
-    clause = evidence[a:b]
+    clause = index.text(i)
+    a, b = index.spans[i]
     theirs = quantities(clause)
-    quote = clause.strip()
     for q in claim_numbers:
         if any(_same_value(q, e) and (e.unit == q.unit or e.unit is None or q.unit is None) for e in theirs):
             continue
         rivals = [e for e in theirs if e.unit == q.unit and q.unit is not None]
         if rivals:
-            return Reading("contradicts", a, b, f"the clause '{quote}' gives {rivals[0].text} where the claim "
-                                                 f"says {q.text}")
+            return _rival(index, i, rivals[0], q)
         return None  # a number the clause does not give: the model reads it
     if _negated(clause, zh) != claim_negated:
-        if _about_exception(claim_words, clause) or len(_words(clause)) > 2 * len(claim_words) + 4:
+        if _about_exception(claim_words, clause) or len(index.words(i)) > 2 * len(claim_words) + 4:
             return None  # a long clause may negate something else than the claim
         said = "negates it" if not claim_negated else "does not negate it"
-        return Reading("contradicts", a, b, f"the clause '{quote}' holds every word of the claim and {said}")
-    return Reading("full", a, b, f"every word of the claim is in the clause '{quote}'")
+        return Reading("contradicts", a, b, f"the clause '{clause.strip()}' holds every word of the claim and {said}")
+    return Reading("full", a, b, f"every word of the claim is in the clause '{clause.strip()}'")

@@ -43,17 +43,12 @@ MODEL_UNCERTAIN_BAND = 0.13
 EMBEDDING_WINDOW = 160
 
 
-def _guard_version() -> int:
-    # read when a signature is written, not on import: the guard is only loaded for a model judge
-    from citeaudit.judges.guard import VERSION
+def _version(module: str) -> int:
+    # read when a signature is written, not on import: the guard and the plain reading are only loaded for
+    # a model judge
+    from importlib import import_module
 
-    return VERSION
-
-
-def _plain_version() -> int:
-    from citeaudit.judges.plain import VERSION
-
-    return VERSION
+    return import_module(module).VERSION
 
 
 def _on_off(value: bool) -> str:
@@ -64,11 +59,11 @@ MODEL = JudgeOptions("model", (
     Option("path", text("a model directory"), None, "another exported model directory"),
     # the guard's rules change its judgments: its version is signed with it
     Option("guard", switch(), True, "the qualifier guard", signed="guard",
-           show=lambda v: f"on@{_guard_version()}" if v else "off"),
+           show=lambda v: f"on@{_version('citeaudit.judges.guard')}" if v else "off"),
     # the plain reading is signed with its version, as the guard is; off, it is not signed at all, so that the
     # judge signs as the model judge did before the reading existed (and its stored judgments stay its own)
     Option("plain", switch(), True, "the plain reading: a clause of the evidence that holds every word of the "
-           "claim decides (judges/plain.py)", signed="plain", show=lambda v: f"on@{_plain_version()}" if v else None),
+           "claim decides (judges/plain.py)", signed="plain", show=lambda v: f"on@{_version('citeaudit.judges.plain')}" if v else None),
     Option("calibration", switch(), True, "the calibrated decision (off: the model's own argmax)",
            keyword="calibrated", signed="cal", show=_on_off),
     # an adapted judge's directory may hold its own Chinese threshold: the signature shows the one used

@@ -156,9 +156,9 @@ def with_opposite(sentence: str, rng: random.Random, zh: bool) -> str | None:
     for a, b in _OPPOSITES_ZH if zh else _OPPOSITES_EN:
         for old, new in ((a, b), (b, a)):
             pattern = re.escape(old) if zh else r"\b" + re.escape(old) + r"\b"
-            options += [(m, new) for m in re.finditer(pattern, sentence)]
-            if zh and old == "包括":  # 不包括 holds 包括: turn it round as a whole
-                options = [(m, n) for m, n in options if sentence[max(0, m.start() - 1):m.start()] != "不"]
+            # 不包括 holds 包括: it is turned round as a whole, never into 不不包括
+            options += [(m, new) for m in re.finditer(pattern, sentence)
+                        if not (new.startswith("不") and sentence[max(0, m.start() - 1):m.start()] == "不")]
     if not options:
         return None
     m, new = rng.choice(options)
