@@ -1,6 +1,6 @@
 """Judges side by side on every measuring set, in both languages: what decides which judge ships.
 
-    python benchmarks/judge_v2.py [--judge SPEC ...] [--sets dev,test,plain,holdout,nli] [--rows N] [--cache DIR]
+    python benchmarks/judge_v2.py [--judge SPEC ...] [--sets dev,test,plain,holdout,fresh,nli] [--rows N] [--cache DIR]
 
 Default judge: `model` (judge-v1, Chinese by the embedding route); name a trained bilingual judge with
 `--judge model:path=DIR,zh=model` beside it. For each judge and each set, by source and language: balanced accuracy (full vs the rest)
@@ -18,6 +18,9 @@ The sets:
           apart from the project's code, after the plain reading (judges/plain.py) and the derived
           kinds head, swap and antonym (training/augment.py) were designed on `plain`: it measures what
           `plain` no longer can
+  fresh   benchmarks/data/plain_fresh.jsonl: 60 more (30 English, 30 Chinese), written apart from the
+          project's code after plain reading version 2 was designed on `plain` and `holdout`, and measured
+          once when it was done
   nli     held-out NLI files no training step reads: Chinese-SNLI test and FEVER-NLI test, --rows pairs
           each (seed 0)
 
@@ -37,14 +40,19 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 PLAIN = HERE / "data" / "plain_support.jsonl"
 HOLDOUT = HERE / "data" / "plain_holdout.jsonl"
+FRESH = HERE / "data" / "plain_fresh.jsonl"
+FRESH2 = HERE / "data" / "plain_fresh2.jsonl"
+FRESH3 = HERE / "data" / "plain_fresh3.jsonl"
+FRESH4 = HERE / "data" / "plain_fresh4.jsonl"
+WRITTEN = {"plain": PLAIN, "holdout": HOLDOUT, "fresh": FRESH, "fresh2": FRESH2, "fresh3": FRESH3, "fresh4": FRESH4}
 
 
 def rows_of(name: str, data_dir: str | None, n: int):
     from citeaudit.files.labelled import load_rows, parse_rows
     from citeaudit.training.data import load_all, read_nli, split_rows
 
-    if name in ("plain", "holdout"):
-        return load_rows(str(PLAIN if name == "plain" else HOLDOUT))
+    if name in WRITTEN:
+        return load_rows(str(WRITTEN[name]))
     if name in ("dev", "test"):
         rows = split_rows(load_all(data_dir))[name]
         return parse_rows([json.dumps(r, ensure_ascii=False) for r in rows])
@@ -125,14 +133,30 @@ def line(name: str, f: dict) -> str:
             f"unsure {f['uncertain']:.1%}  rest acc {fig(f['rest_accuracy'])}  recall {rec}")
 
 
+def changed(rows, first, second) -> None:
+    """Each row the two judges call otherwise (full or not), with its gold label and who is right."""
+    right = {0: 0, 1: 0}
+    for r, a, b in zip(rows, first, second):
+        if (a.label == "full") == (b.label == "full"):
+            continue
+        winner = int((b.label == "full") == (r.label == "full"))
+        right[winner] += 1
+        print(f"  {'second' if winner else 'first '} right  {r.id}  gold {r.label}: {a.label} -> {b.label}  "
+              f"{r.claim[:90]!r}")
+    print(f"  changed {right[0] + right[1]}: the second judge right on {right[1]}, the first on {right[0]}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--judge", action="append", help="judge spec (repeatable)")
-    ap.add_argument("--sets", default="dev,test,plain,holdout,nli")
+    ap.add_argument("--sets", default="dev,test,plain,holdout,fresh,nli")
     ap.add_argument("--rows", type=int, default=1000, help="pairs per held-out NLI file")
     ap.add_argument("--data", default=None, help="the shared data folder")
     ap.add_argument("--cache", default="/tmp/citeaudit-judge-v2")
     ap.add_argument("--json", help="also write every figure here")
+    ap.add_argument("--changed", action="store_true",
+                    help="list the rows whose full-vs-rest call the second judge makes otherwise than the first, "
+                         "and which of the two is right")
     args = ap.parse_args()
     from citeaudit.judges.registry import build_judge, parse_judge
 
@@ -143,9 +167,11 @@ def main() -> None:
     for set_name in args.sets.split(","):
         rows = rows_of(set_name, args.data, args.rows)
         print(f"\n{set_name} ({len(rows)} rows)")
+        calls = []
         for spec in specs:
             judge = build_judge(parse_judge(spec))
             judgments = judged(judge, rows, cache)
+            calls.append(judgments)
             print(f" {spec}  ({judge.signature[:90]}…)")
             groups: dict[str, list[int]] = {"all": list(range(len(rows)))}
             for i, r in enumerate(rows):
@@ -155,6 +181,8 @@ def main() -> None:
                 f = figures([rows[i] for i in ix], [judgments[i] for i in ix])
                 out.setdefault(set_name, {}).setdefault(spec, {})[name] = f
                 print(line(name, f))
+        if args.changed and len(calls) > 1:
+            changed(rows, calls[0], calls[1])
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1, default=str))
 

@@ -1,5 +1,5 @@
 """Short plain pairs made from real passages (training/augment.py), and the hand-written plain sets the
-judge is measured on (benchmarks/data/plain_support.jsonl and plain_holdout.jsonl)."""
+judge is measured on (benchmarks/data/plain_*.jsonl)."""
 
 import random
 from collections import Counter
@@ -11,6 +11,7 @@ from citeaudit.training import augment
 
 PLAIN_SET = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "plain_support.jsonl"
 HOLDOUT_SET = PLAIN_SET.with_name("plain_holdout.jsonl")
+WRITTEN_SETS = sorted(PLAIN_SET.parent.glob("plain_*.jsonl"))  # every hand-written plain set, fresh ones too
 
 
 @pytest.mark.parametrize("sentence, zh, want", [
@@ -123,7 +124,8 @@ def test_chinese_pairs_have_no_name_swaps():
     assert all(p["source"] == "derived-zh" for p in pairs)
 
 
-@pytest.mark.parametrize("path, least", [(PLAIN_SET, 25), (HOLDOUT_SET, 18)])
+@pytest.mark.parametrize("path, least", [(PLAIN_SET, 25), (HOLDOUT_SET, 18)] + [
+    (path, 12) for path in WRITTEN_SETS if path.name.startswith("plain_fresh")])
 def test_the_plain_sets_are_balanced_in_both_languages_and_load_as_labelled_rows(path, least):
     from citeaudit.files.labelled import load_rows
 
@@ -146,7 +148,8 @@ def test_no_measured_pair_reaches_a_mix():
         train = split_rows(load_all(None))["train"]
     except TrainingError as err:  # a clone without the shared data beside it
         pytest.skip(str(err))
-    measured = [r for path in (PLAIN_SET, HOLDOUT_SET) for r in load_rows(str(path))]
+    assert len(WRITTEN_SETS) >= 6
+    measured = [r for path in WRITTEN_SETS for r in load_rows(str(path))]
     claims = {r.claim.strip() for r in measured}
     passages = [r.passages[0].text for r in measured]
     for lang in ("en", "zh"):

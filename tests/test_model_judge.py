@@ -146,7 +146,7 @@ def test_long_passage_is_windowed(judge):
     assert j.evidence is not None and 0 <= j.evidence.start < j.evidence.end <= len(text)
     # never a `full` resting on a window without the supporting sentence: the guard sees the window
     if j.label == "full":
-        assert SUPPORT in text[j.evidence.start:j.evidence.end]
+        assert SUPPORT.rstrip(".") in text[j.evidence.start:j.evidence.end]
     else:  # measured: the model prefers a filler window (p(full) 0.59); the calibration (no claim word
         # in that window) or else the guard stops it
         assert "-> none, not full" in j.explanation or "qualifier guard" in j.explanation
@@ -154,10 +154,18 @@ def test_long_passage_is_windowed(judge):
 
 @pytest.mark.xfail(reason="known weakness, measured: in a 256-token window one supporting sentence among "
                           "filler is diluted and a filler window scores a higher p(full)", strict=True)
-def test_long_passage_support_is_found(judge):
+def test_long_passage_support_is_found_by_the_model_alone():
+    j = make_model_judge("threads=2,plain=off").judge("Standard items may be returned within 30 days of delivery.",
+                                                      [passage("H", long_handbook())])
+    assert j.label == "full"
+
+
+def test_long_passage_support_is_read_plainly(judge):
+    # where the model prefers a filler window, the plain reading finds the sentence that restates the claim
     text = long_handbook()
     j = judge.judge("Standard items may be returned within 30 days of delivery.", [passage("H", text)])
-    assert j.label == "full" and SUPPORT in text[j.evidence.start:j.evidence.end]
+    assert j.label == "full" and SUPPORT.rstrip(".") == text[j.evidence.start:j.evidence.end]
+    assert "plain reading" in j.explanation
 
 
 def test_chinese_is_routed_and_says_so(judge, own_chinese):

@@ -109,8 +109,9 @@ def model_judge():
 @pytest.mark.parametrize("name, answer, decision, supported_ids", [
     (P7, "A", "revise", ["c1"]),
     (P7, "B", "deliver", ["c1"]),
-    # its calibrated p(support) for c2 and c3 falls in its uncertain band: never support
-    (P7, "C", "revise", ["c1"]),
+    # the plain reading supports c2 ("thirty days" in D3's 30 days, as the seed says); its calibrated
+    # p(support) for c3 falls in its uncertain band: never support
+    (P7, "C", "revise", ["c1", "c2"]),
     # it misses the dropped qualifier of C1 (the 30-day window is for unopened items only)
     (AUDIT, "audited", "revise", ["C1"]),
     (AUDIT, "honest", "deliver", ["H1", "H2"]),
@@ -129,9 +130,10 @@ def test_model_judge_gap_gives_the_guard_reason(model_judge, p7):
 
 def test_model_judge_uncertain_claims_of_c_are_never_support(model_judge, p7):
     result = verify_case(p7, "C", model_judge)
+    assert result.gaps
     for gap in result.gaps:
         assert gap.label == "uncertain" and "not sure" in gap.reason
-    assert "could not be confirmed to establish that the Eco pilot ran for thirty days" in result.supported_answer
+    assert "could not be confirmed to establish that it reported reduced downtime of 15%" in result.supported_answer
 
 
 # --- policies --------------------------------------------------------------------------------------

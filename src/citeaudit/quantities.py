@@ -63,12 +63,13 @@ UNITS = {
     "ghz": "ghz", "mhz": "mhz", "hz": "hz",
     "$": "usd", "usd": "usd", "dollars": "usd", "dollar": "usd", "美元": "usd", "€": "eur", "eur": "eur",
     "euros": "eur", "£": "gbp", "gbp": "gbp", "pounds sterling": "gbp", "元": "cny", "yuan": "cny", "rmb": "cny",
-    # read only when asked (`wide=True`, the claim splitter): the guard's rules were measured without them
+    # read only when asked (`wide=True`: the claim splitter, the plain reading): the guard's rules were measured
+    # without them
     "percentage": "%", "°": "°", "‰": "‰", "¥": "jpy", "μg": "μg", "oz": "oz", "ml": "ml", "l": "l", "wh": "wh",
     "mv": "mv", "khz": "khz", "secs": "s", "hr": "h", "decade": "decade", "decades": "decade",
     "century": "century", "centuries": "century", "mph": "mph", "kph": "km/h", "km/h": "km/h", "acre": "acre",
     "acres": "acre", "hectare": "ha", "hectares": "ha", "kelvin": "k", "bit": "bit", "bits": "bit",
-    "byte": "byte", "bytes": "byte",
+    "byte": "byte", "bytes": "byte", "mah": "mah", "lpm": "l/min", "db": "db", "km2": "km2", "m2": "m2",
 }
 WIDE_ONLY = frozenset(list(UNITS)[list(UNITS).index("percentage"):])
 _SIGNS = ("$", "€", "£", "¥")  # written before the number

@@ -358,12 +358,16 @@ class ModelJudge:
                     "explanation": ("Chinese text: judged by the embedding judge "
                                     f"({self.zh_judge.signature}), not the model, whose vocabulary reads most "
                                     "Chinese as [UNK]; " + (j.explanation or ""))})
+        settled = [False] * len(requests)  # a `full` the plain reading gave or confirmed: the guard's checks are made
         if self.plain:
-            read = [self.apply_plain(r, j) for r, j in zip(requests, out)]
+            readings = [self.plain_reading(r) for r in requests]
+            read = [self._apply_reading(r, j, found) for r, j, found in zip(requests, out, readings)]
             evidence = [None if new is not old else text for new, old, text in zip(read, out, evidence)]
+            settled = [found is not None and found[1].label == "full" == j.label for found, j in zip(readings, read)]
             out = read
         if guard:
-            out = [self.apply_guard(r, j, text) for r, j, text in zip(requests, out, evidence)]
+            out = [j if done else self.apply_guard(r, j, text)
+                   for r, j, text, done in zip(requests, out, evidence, settled)]
         return out  # type: ignore[return-value]
 
     def calibrate(self, request: Request, judgment: Judgment, evidence: str | None = None) -> Judgment:
@@ -390,13 +394,27 @@ class ModelJudge:
 
     # --- the plain reading and the guard ---------------------------------------------------------
 
-    def apply_plain(self, request: Request, judgment: Judgment) -> Judgment:
-        """The plain reading's verdict where one clause of a passage holds the whole claim (a `full` from any
-        passage first), with that clause as the evidence; the judgment as it was otherwise."""
+    @staticmethod
+    def plain_reading(request: Request) -> tuple[SourcePassage, plain.Reading] | None:
+        """What the plain reading says of a request: a `full` from any passage first, else the first passage's
+        reading; None when it says nothing."""
         readings = [(p, r) for p in request.passages if (r := plain.read(request.text, p.text)) is not None]
-        if not readings:
+        return next(((p, r) for p, r in readings if r.label == "full"), readings[0]) if readings else None
+
+    def apply_plain(self, request: Request, judgment: Judgment) -> Judgment:
+        """The plain reading's verdict, with its clause as the evidence; the judgment as it was where the reading
+        says nothing, or sees something missing in a judgment that is no `full` (it does not see that the rest
+        is supported)."""
+        return self._apply_reading(request, judgment, self.plain_reading(request))
+
+    @staticmethod
+    def _apply_reading(request: Request, judgment: Judgment,
+                       found: tuple[SourcePassage, plain.Reading] | None) -> Judgment:
+        if found is None:
             return judgment
-        passage, reading = next(((p, r) for p, r in readings if r.label == "full"), readings[0])
+        passage, reading = found
+        if not reading.decides and judgment.label != "full":
+            return judgment
         if reading.label == judgment.label:  # the model's guess, read plainly: no longer a guess
             return judgment if not judgment.uncertain else judgment.model_copy(update={
                 "uncertain": None, "explanation": (judgment.explanation or "") + f"; plain reading: {reading.reason}"})

@@ -2,146 +2,256 @@
 
 A support answer is full of short plain sentences that restate one clause of a manual or a spec sheet:
 "Hold the reset button for 8 seconds." against "To restore factory settings, hold the reset button for
-8 seconds." A careful reader needs no model for that pair, and a small model gets it wrong often enough
-(judge-v1 p(full) 0.12) to matter. Nor does a reader need one for "The tablet is waterproof." against
-"… but it is not waterproof": the same words, negated.
+8 seconds."; "The laptop weighs 1.3 kg." against "Specifications — Weight: 1.3 kg; Battery: 72 Wh". A
+careful reader needs no model for these, and a small model gets them wrong often enough (judge-v1
+p(full) 0.12 for the first) to matter. Nor does a reader need one for "The tablet is waterproof."
+against "… but it is not waterproof", or for "Press the red button." against "Press the green button."
 
-`read(claim, evidence)` cuts the evidence into clauses (at . ; : ! ? and their Chinese forms, and before
+`read(claim, evidence)` cuts the evidence into clauses (at . ; ! ? and their Chinese forms, and before
 "while", "whereas", "but", 而, 但, 却, so that "the council approved the budget; the mayor had opposed it"
-does not hold "the mayor approved the budget"). When a clause holds *every* content word of the claim,
-the reading says:
+does not hold "the mayor approved the budget"), and each clause into items at its commas. A short title
+the passage opens with ("Harbin X2 vacuum — Weight: 2.8 kg", 【锦程洗衣机 XQ-80】) counts as part of every
+clause: a spec sheet names its product once. Then, in this order:
 
-* `full` when every number of the claim has its value there, and the claim and the clause are both
-  negated or both not;
-* `contradicts` when one of the two is negated and the other is not ("is waterproof" / "is not
-  waterproof") in a clause not much longer than the claim (a long one may negate something else), or
-  when a number of the claim is missing from the clause and the clause gives the same unit another
-  value ("for 8 seconds" / "for 3 seconds");
-* nothing when the claim is about what the clause excepts ("Assistance dogs are allowed." against "Pets
-  are not allowed, except assistance dogs"), or a number of the claim is not there with no rival.
+1. A clause that holds every content word of the claim decides:
+   * `full` when every number and time of the claim has its value there, the claim and the clause are both
+     negated or both not (what a negated clause excepts it does not negate: "Pets are not allowed, except
+     assistance dogs" holds "Assistance dogs are allowed"), and no rival stands in it (below);
+   * `contradicts` when one of the two is negated and the clause is not much longer than the claim, or it
+     gives a number or a range of times of the claim another value, or binds the claim's number to another
+     item ("成人60元，学生30元" for "学生票价为60元").
+2. Otherwise the clause that holds most of the claim is read for a rival:
+   * `contradicts`: another value of one of the claim's measures ("for 3 seconds" / "for 8 seconds",
+     "1.5 kg" / "1,150 grams"), another time, another word of a closed set where the claim's is missing (a
+     colour, a day, how often, a side, a direction of change: "grew" / "fell");
+   * `none`: another tier ("Basic" for "Pro"), group of people (成人 for 学生), measure ("maximum load" for
+     "weighs", 洗涤容量 for 烘干容量), role, branch (城北店 for 滨江店), person ("Marie Curie" for "Pierre
+     Curie", 李医生 for 王医生), model ("Kestrel 7" for "Kestrel 5") or name ("Westbrook" for "Eastgate").
+3. Then the claim's figures are read: `full` when each is the value of a list item the claim names ("The
+   desk top is 1.2 m wide and 0.6 m deep." against "Desk width: 120 cm; Depth: 60 cm"), when the clause
+   gives them and all the claim's other words but the one naming what the passage, a spec sheet, never
+   names ("The laptop weighs 1.3 kg." against "Weight: 1.3 kg"), or when they anchor an instruction whose
+   other words the clause holds but for one or two ("按住童锁键三秒即可锁定面板" against "长按“童锁”键3秒，
+   面板按键即被锁定").
+4. Last, what is denied or missing: `contradicts` when a short clause holds all but one word of the claim
+   and negates it; `partial` when a part of the claim joined by "and" (，并, 还, …) has no word in the
+   evidence, or a number it does not give, while the rest is there ("three brightness levels and a USB
+   port" against a lamp with three brightness levels).
 
-A clause that says `full` wins over one that says otherwise. When no clause holds every word, one case
-is still read: a number of the claim that is nowhere in the evidence, where the clause holding at least
-three quarters of the claim's words gives the same unit another value (`contradicts`: "请按住电源键3秒
-重启平板" against "如需重启平板，请按住电源键10秒"). Everything else is the model's to read.
+Nothing is said where none of these reads the pair: it is the model's. A `none` or `partial` reading, and
+the `contradicts` of step 4, only overrule a `full` of the model (`Reading.decides` is False: the reading
+sees that something is missing or denied, not that the rest is supported); the others decide.
 
-Content words are those of the calibration (lower-cased, stop words out, cut to six letters; Chinese as
-character bigrams), with numbers read as quantities ("two hours" = "2 hours"), a plural "s" dropped, a
-symbol kept ("C#" is not "C") and negations set aside (不允许 holds 允许's words; whether each side is
-negated is compared apart). A claim needs at least two content words besides its numbers: "It is 8."
-says too little to be read this way. The reading is pure Python and deterministic; the model judge
-applies it after calibration and before the qualifier guard (`model:plain=off` leaves it out), says in
-the explanation when it changed a label, and takes the `uncertain` mark off a guess it confirms.
+Words are compared as a careful reader compares them (judges/plain_words.py): lower-cased, stop words
+out, English words stemmed ("stored" = "store") and read through small groups of same-meaning words
+("shipping" = "delivery", 周一至周五 = 工作日); Chinese as single content characters, so that word order
+and compounds do not matter (重 in 重量); numbers as quantities, with spec-sheet units ("2100瓦" = "2100
+W") and times of day ("6 pm" = "18:00" = 下午6点); a symbol kept ("C#" is not "C"); negations set aside
+(不允许 holds 允许's words; whether each side is negated is compared apart). A claim needs at least two
+content words besides its numbers: "It is 8." says too little to be read this way. The reading is pure
+Python and deterministic; the model judge applies it after calibration and before the qualifier guard
+(`model:plain=off` leaves it out), says in the explanation when it changed a label, and takes the
+`uncertain` mark off a guess it confirms.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from functools import lru_cache
+from dataclasses import dataclass, replace
 
-from citeaudit.judges.guard import _claim_negation, _same_value, _unmarked, masked_not_negating
-from citeaudit.quantities import CONTRASTIVE, NEGATION_EN, NEGATION_ZH, Quantity, normalise, quantities
-from citeaudit.text import STOP_WORDS, has_han
+from citeaudit.judges.guard import MONTHS, _unmarked
+from citeaudit.judges.plain_facts import (HAN_RUN, ITEM_END, Facts, Passage, characters, clause_items, facts, key_of,
+                                          matched, passage_of, prepared, rival_words_of, same_kind, size, title_of,
+                                          without_negation)
+from citeaudit.judges.plain_words import RIVAL_SETS, STOP_CHARS, TITLE_EN, TITLED_NAME, Time, canonical
+from citeaudit.quantities import normalise, quantities
+from citeaudit.text import NOT_NAMES, has_han
 
-# Where a clause ends: sentence and clause punctuation, and the words that open a contrasting clause
-_CLAUSE_END = re.compile(r"[.;:!?]+(?:\s+|$)|[。；：！？;\n]+|,?\s+(?:while|whereas|but|although|though)\s+|"
-                         r"[,，]\s*(?:而|但|但是|却|然而|不过)", re.I)
-_WORD = re.compile(r"[a-z0-9]+[#+]*")  # "c#" and "c++" are not "c"
-_HAN_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+")
-# besides the guard's contrasts ("not only"), a negation of the evidence that bounds rather than denies
-_NOT_THAN = re.compile(r"\s+(?:more|less|longer|later|earlier)\s+than\b", re.I)
-# an exception turns a negation round for what it names
-_EXCEPTION = re.compile(r"\b(?:except|excepting|apart from|other than|unless)\b|除外|除了|以外", re.I)
-_NEGATION_CHAR = re.compile("[不没未无非否别勿禁]")
 MIN_WORDS = 2
-# The version of the reading, signed with the judge (model:…|plain=on@1): a change here changes judgments.
-VERSION = 1
+# The version of the reading, signed with the judge (model:…|plain=on@2): a change here changes judgments.
+VERSION = 2
 NEAR_SHARE = 0.75  # of the claim's words in one clause: the clause is about what the claim is about
+PART_SHARE = 0.6  # of the rest of a claim's words, for a part with none of its words to be the part missing
+RIVAL_SHARE = 0.5  # of the claim's other words, for a clause with a rival word to be about the claim
+JOINED_WORDS = 16  # a claim longer than this is no plain sentence: its parts are the model's to read
+FIGURED_WORDS = 24  # an instruction with its figures may be longer
+FIGURED_SHARE = 0.85  # of a Chinese claim's characters, where its figures anchor it
+_FULL_NAME = re.compile(r"(?<![\w-])([A-Z][a-z]+)[ \t]+([A-Z][a-z]+(?:['’]s)?)(?![\w-])")
+# an exception turns a negation round for what it names
+_EXCEPTION = re.compile(r"\b(?:except|excepting|apart from|other than|unless|with the exception of|aside from)\b|"
+                        r"除外|除了|以外|除[\u4e00-\u9fff]{1,6}外", re.I)
+# where a claim joins two facts ("… three brightness levels and a USB port", "…40分钟，并配有三种刷头")
+_JOIN = re.compile(r",?\s+(?:and also|as well as|and|plus)\s+|[,，]\s*(?:并且|并|且|还|同时|另外|此外)|[，,；;]|并且|并配", re.I)
+# words that frame a sentence rather than state a fact of it
+_FRAMING = re.compile(r"(?:on the other hand|in (?:certain|some|many|most) (?:cases|contexts)|for example|for instance|"
+                      r"however|in addition|furthermore|moreover|therefore|in general|overall|"
+                      r"by (?:their|his|her|its|our) own account|according to .{1,40}|\w+ing\b.*|"
+                      r"同时|具体来说|具体而言|此外|另外|因此|所以|然而|而且|例如|比如|总之|首先|其次|最后|一般来说)[.。,，]?",
+                      re.I)
+# a model's name: letters and a number written together ("T30", "HX-12", "疾风5电动自行车")
+_MODEL = re.compile(r"(?<![A-Za-z0-9])([A-Z]{1,4})-?(\d{1,4})(?![\d.,])|([\u4e00-\u9fff]{2})(\d{1,3})(?=[\u4e00-\u9fff])")
+_NAMED_NUMBER = re.compile(r"\b([A-Z][a-z]{2,}) (\d{1,3})\b(?![.,:]\d)")  # "Kestrel 5", not "Weight 5 kg"
+_CAPITALISED = re.compile(r"(?<=[a-z,;'’] )([A-Z][a-z]{2,})\b")  # a capitalised word within a sentence
+
+
+# --- the reading ------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class Reading:
-    label: str  # "full" or "contradicts"
+    label: str  # "full", "contradicts", "none" or "partial"
     start: int  # the clause, as offsets into the evidence
     end: int
     reason: str
+    # False: the reading sees that something is missing or denied, not what the rest says; it overrules a
+    # `full` only
+    decides: bool = True
 
 
-def _words(text: str) -> set[str]:
-    """Content words with the numbers taken out (they are compared as quantities)."""
-    text = normalise(text)
-    for q in sorted(quantities(text), key=lambda q: -q.start):  # offsets into the normalised text
-        text = text[:q.start] + " " * (q.end - q.start) + text[q.end:]
-    lowered = _without_negation(text).lower()
-    words = {w.removesuffix("s")[:6] if len(w) > 3 and w.isalnum() else w for w in _WORD.findall(lowered)
-             if w not in STOP_WORDS and not w.isdigit()}
-    for run in _HAN_RUN.findall(lowered):
-        words.update(run[i:i + 2] for i in range(max(1, len(run) - 1)))
-    return words
+def read(claim: str, evidence: str) -> Reading | None:
+    """What one clause of `evidence` plainly says of `claim`, or None. The clause's offsets are into
+    `evidence` as given."""
+    claim = _unmarked(normalise(claim))
+    said = facts(claim)
+    if len(said.words) < MIN_WORDS:
+        return None
+    passage = passage_of(evidence)
+    shares = [(len(said.words & (passage.facts(i).words | passage.around(i))) / len(said.words), i)
+              for i in range(len(passage.spans))]
+    if not shares:
+        return None
+    holding = [i for share, i in shares if share == 1.0]
+    verdicts = [_verdict(claim, said, passage, i) for i in holding]
+    decided = next((v for v in verdicts if v and v.label == "full"), None) or next((v for v in verdicts if v), None)
+    if decided is not None:
+        return decided
+    # the nearest clause; of two as near, the one with the claim's figures, then the first
+    best_share, _, minus = max((share, _figures_in(said, passage.facts(i)), -i) for share, i in shares)
+    best = -minus
+    return (_rival_number(said, passage, best, best_share) or _rival_word(claim, said, passage, best, best_share)
+            or _spec_sheet(claim, said, passage) or _unnamed(claim, said, passage, best)
+            or _figured(claim, said, passage, best) or _denied_nearly(said, passage, best)
+            or _missing_part(claim, said, passage))
 
 
-def _without_negation(text: str) -> str:
-    """`text` with its negations taken out ("cannot" -> "can", 不允许 -> 允许): whether a claim and a clause
-    are negated is compared apart, and a negation must not hide that they say the same words."""
-    if has_han(text):
-        masked = masked_not_negating(text)
-        return "".join(c if m == "\u3000" or not _NEGATION_CHAR.match(c) else "" for c, m in zip(text, masked))
-    return NEGATION_EN.sub(lambda m: "can" if m.group(0).lower() == "cannot" else " ", text)
+# --- a clause that holds the whole claim ------------------------------------------------------------------
 
 
-def clauses(text: str) -> list[tuple[int, int]]:
-    """(start, end) of each clause of `text`, as `read` cuts it."""
-    spans, at = [], 0
-    for m in _CLAUSE_END.finditer(text):
-        if m.start() > at:
-            spans.append((at, m.start()))
-        at = m.end()
-    if at < len(text):
-        spans.append((at, len(text)))
-    return [(a, b) for a, b in spans if text[a:b].strip()]
+def _verdict(claim: str, said: Facts, passage: Passage, i: int) -> Reading | None:
+    """What a clause holding every word of the claim says of it."""
+    clause, here = passage.text(i), passage.facts(i)
+    title = passage.title
+    theirs = here.numbers + (title.numbers if title else [])
+    for q in said.numbers:
+        if matched(q, theirs) is not None:
+            continue
+        rivals = [e for e in theirs if same_kind(q, e)]
+        return _rival(passage, i, rivals[0].text, q.text) if rivals else None  # no rival: the model reads it
+    for k, t in enumerate(said.times):
+        if not any(t.same(e) for e in here.times + (title.times if title else [])):
+            return _rival(passage, i, _time_text(here, 0), _time_text(said, k)) if here.times else None
+    ranged = _rival_range(said, passage, i)  # a range is its two ends together
+    if ranged is not None or any(not any(a.same(c) and b.same(d) for c, d in here.ranges) for a, b in said.ranges):
+        return ranged
+    bound = _bound_elsewhere(said, here)
+    if bound is not None:
+        return _rival(passage, i, *bound)
+    other = _other_rival(said, passage, i)
+    if other is not None:
+        return other
+    name = _rival_name(claim, _item_about(said, here))
+    if name is not None:
+        return _reading("none", passage, i, f"the clause '{clause.strip()}' says it of {name[0]}, the claim of {name[1]}")
+    # what a negated clause excepts, it does not negate ("not allowed, except assistance dogs")
+    negated = _negated_about(said, here) != _about_exception(said.words, clause)
+    if negated != said.negated:
+        if len(here.words) > 2 * len(said.words) + 4:
+            return None  # a long clause may negate something else than the claim
+        what = "negates it" if not said.negated else "does not negate it"
+        return _reading("contradicts", passage, i, f"the clause '{clause.strip()}' holds every word of the claim and {what}")
+    return _reading("full", passage, i, f"every word of the claim is in the clause '{clause.strip()}'"
+                    + (f" (and the title '{title_of(passage.evidence).strip()}')" if title and not said.words <= here.words
+                       else ""))
 
 
-@dataclass
-class _Clauses:
-    """One evidence text cut into clauses once: each clause's span and its normalised lower-case text (what a
-    claim's words are first looked for in), its content words when first asked, and the text's numbers."""
-
-    evidence: str
-    spans: list[tuple[int, int]]
-    lowered: list[str]
-    _word_sets: dict[int, set[str]] = field(default_factory=dict)
-    _numbers: list[Quantity] | None = None
-
-    def text(self, i: int) -> str:
-        a, b = self.spans[i]
-        return self.evidence[a:b]
-
-    def words(self, i: int) -> set[str]:
-        if i not in self._word_sets:
-            self._word_sets[i] = _words(self.text(i))
-        return self._word_sets[i]
-
-    def numbers(self) -> list[Quantity]:
-        if self._numbers is None:
-            self._numbers = quantities(self.evidence)
-        return self._numbers
+def _bound_elsewhere(said: Facts, here: Facts) -> tuple[str, str] | None:
+    """A number of the claim that the clause gives in one item, while a word the claim sets beside it is in
+    another item with another value of that unit ("成人60元，学生30元" for "学生票价为60元"): (theirs, the claim's)."""
+    items = clause_items(here)
+    if len(items) < 2:
+        return None
+    for q in said.numbers:
+        holding = [item for item in items if matched(q, item.numbers) is not None]
+        if not holding:
+            continue
+        held = set().union(*(h.words for h in holding))
+        for item in items:
+            if item in holding:
+                continue
+            for e in item.numbers:
+                if (same_kind(q, e) and not any(matched(other, [e]) for other in said.numbers)
+                        and said.words & key_of(item, e) - held):
+                    return e.text, q.text
+    return None
 
 
-# A passage is read for every claim that cites it, and again in every cited set it belongs to; a few of
-# them are kept cut (a long passage is long: few, not many)
-@lru_cache(maxsize=8)
-def _clauses_of(evidence: str) -> _Clauses:
-    spans = clauses(evidence)
-    return _Clauses(evidence, spans, [normalise(evidence[a:b]).lower() for a, b in spans])
+def _other_rival(said: Facts, passage: Passage, i: int) -> Reading | None:
+    """A word of a closed set that the clause has where the claim has another of the set, the claim's own
+    missing from it: another colour, day, tier, measure, role."""
+    title = passage.title
+    here = passage.facts(i)
+    found = {**(title.rivals if title else {}), **_items_of(said, here).rivals}
+    # who did what is said item by item: "市议会…批准了这项预算，市长此前反对…" has the council approve
+    found["role"] = facts(_item_about(said, here)).rivals.get("role", set())
+    # a measure is a figure's: "power" in "the power button" is none, "Power: 550 W" is one
+    units = {q.unit for q in said.numbers if q.unit is not None}
+    found["measure"] = set().union(*(item.rivals.get("measure", set()) for item in clause_items(here)
+                                     if any(e.unit in units for e in item.numbers)))
+    for rival in RIVAL_SETS:
+        ours = said.rivals.get(rival.name, set())
+        theirs = found.get(rival.name, set()) - ours
+        if ours and theirs and not ours <= found.get(rival.name, set()):
+            return _reading(rival.label, passage, i, f"the clause '{passage.text(i).strip()}' has "
+                                                     f"'{sorted(theirs)[0]}' where the claim has '{sorted(ours)[0]}'")
+    return None
 
 
-def _negated(text: str, zh: bool) -> bool:
-    if zh:
-        masked = masked_not_negating(text)
-        return bool(NEGATION_ZH.search(masked) or "禁" in masked)
-    return any(not (CONTRASTIVE.match(text, m.end()) or _NOT_THAN.match(text, m.end()))
-               for m in NEGATION_EN.finditer(text))
+def _items_of(said: Facts, here: Facts) -> Facts:
+    """The part of a clause that a claim's numbers point to: of "16GB内存，1TB固态硬盘", the item that holds the
+    claim's 1TB (its other items' measures are not the claim's rivals); the whole clause when none does."""
+    items = clause_items(here)
+    holding = [item for item in items if any(matched(q, [e for e in item.numbers if e.unit is not None]) is not None
+                                             for q in said.numbers if q.unit is not None)]
+    if len(items) < 2 or not holding:
+        return here
+    return facts("，".join(item.written for item in holding))
+
+
+def _negated_about(said: Facts, here: Facts) -> bool:
+    """Whether the clause negates what the claim is about: a negated item of it holds a word of the claim that
+    no item without a negation holds ("…具备防溅功能，并不防水" denies 防水; "整机保修2年，…人为损坏不在保修范围内"
+    does not deny 保修), unless that item is about a rival of the claim's ("周一至周五 9:00—17:00，周末…休息"
+    does not deny "工作日…营业")."""
+    items = clause_items(here)
+    if len(items) < 2:
+        return here.negated
+    affirmed = set().union(*(item.words | rival_words_of(item) for item in items if not item.negated))
+    ours = said.words | rival_words_of(said)
+    for item in items:
+        if not item.negated or not (ours & (item.words | rival_words_of(item))) - affirmed:
+            continue
+        if any(said.rivals[name] and item.rivals.get(name) and not said.rivals[name] & item.rivals[name]
+               for name in said.rivals):
+            continue  # about another day, tier, measure: its negation is not the claim's
+        return True
+    return False
+
+
+def _item_about(said: Facts, here: Facts) -> str:
+    """The item of a clause that holds most of the claim's words ("李医生…担任心内科主任" of "李医生…担任心内科主任，
+    王医生…加入该科室" for "王医生是心内科主任")."""
+    items = [piece for piece in ITEM_END.split(here.written) if piece.strip()]
+    return max(items, key=lambda piece: len(said.words & facts(piece).words), default=here.written)
 
 
 def _about_exception(claim_words: set[str], clause: str) -> bool:
@@ -150,74 +260,297 @@ def _about_exception(claim_words: set[str], clause: str) -> bool:
     cue = _EXCEPTION.search(clause)
     if cue is None:
         return False
-    return bool(claim_words & (_words(clause[cue.end():]) - _words(clause[:cue.start()])))
+    return bool(claim_words & (facts(clause[cue.end():]).words - facts(clause[:cue.start()]).words))
 
 
-def read(claim: str, evidence: str) -> Reading | None:
-    """What one clause of `evidence` plainly says of `claim`, or None when no clause holds all its words.
-    The clause's offsets are into `evidence` as given."""
-    claim = _unmarked(normalise(claim))
-    wanted = _words(claim)
-    if len(wanted) < MIN_WORDS:
-        return None
-    index = _clauses_of(evidence)
-    # a clause's words are read only when the claim's show in its text (never fewer there than among its
-    # words, and cheap to count: a long passage has many clauses)
-    near = [i for i, lowered in enumerate(index.lowered)
-            if sum(w in lowered for w in wanted) / len(wanted) >= NEAR_SHARE]
-    holding = [i for i in near if wanted <= index.words(i)]
-    claim_numbers = quantities(claim)
-    if not holding:
-        return _rival_number(wanted, claim_numbers, index, near)
-    zh = has_han(claim)
-    claim_negated = _claim_negation(claim) is not None
-    verdicts = [_verdict(wanted, claim_numbers, claim_negated, index, i, zh) for i in holding]
-    # a clause that says it plainly is enough; else the first that says otherwise
-    return next((v for v in verdicts if v and v.label == "full"), None) or next((v for v in verdicts if v), None)
+# --- rivals: another value, another of a closed set, another name --------------------------------------------
 
 
-def _rival_number(wanted: set[str], claim_numbers: list[Quantity], index: _Clauses, near: list[int]) -> Reading | None:
-    """`contradicts` when a number of the claim is nowhere in the evidence and the clause that holds most of
-    the claim's words (at least NEAR_SHARE of them) gives the same unit another value: "请按住电源键3秒重启平板"
-    against "如需重启平板，请按住电源键10秒"."""
-    if not claim_numbers:
+def _rival_number(said: Facts, passage: Passage, i: int, share: float) -> Reading | None:
+    """`contradicts` when a number or time of the claim is nowhere in the evidence and the clause that holds
+    most of the claim's words (at least NEAR_SHARE of them) gives the same unit another value:
+    "请按住电源键3秒重启平板" against "如需重启平板，请按住电源键10秒"."""
+    if share < NEAR_SHARE:
         return None
-    missing = [q for q in claim_numbers
-               if q.unit is not None and not any(_same_value(q, e) for e in index.numbers())]
-    if not missing:
-        return None
-    share, i = max(((len(wanted & index.words(i)) / len(wanted), i) for i in near), default=(0.0, None))
-    if i is None or share < NEAR_SHARE:
-        return None
-    theirs = quantities(index.text(i))
-    for q in missing:
-        rivals = [e for e in theirs if e.unit == q.unit]
+    everywhere = passage.whole()
+    here = passage.facts(i)
+    for q in said.numbers:
+        if q.unit is None or matched(q, everywhere.numbers) is not None:
+            continue
+        rivals = [e for e in here.numbers + (passage.title.numbers if passage.title else []) if same_kind(q, e)]
         if rivals:
-            return _rival(index, i, rivals[0], q)
+            return _rival(passage, i, rivals[0].text, q.text)
+    for k, t in enumerate(said.times):
+        if here.times and not any(t.same(e) for e in everywhere.times):
+            return _rival(passage, i, _time_text(here, 0), _time_text(said, k))
+    return _rival_range(said, passage, i, everywhere)
+
+
+def _rival_range(said: Facts, passage: Passage, i: int, everywhere: Facts | None = None) -> Reading | None:
+    """`contradicts` when a range of times of the claim is not one of the evidence's, and the clause gives
+    ranges: 10:30–14:00 and 17:00–21:00 do not hold 14:00–17:00."""
+    here = passage.facts(i)
+    for a, b in said.ranges:
+        if here.ranges and not any(a.same(c) and b.same(d) for c, d in (everywhere or here).ranges):
+            return _rival(passage, i, ", ".join(_range_text(c, d) for c, d in here.ranges), _range_text(a, b))
     return None
 
 
-def _rival(index: _Clauses, i: int, theirs: Quantity, q: Quantity) -> Reading:
-    a, b = index.spans[i]
-    return Reading("contradicts", a, b, f"the clause '{index.text(i).strip()}' gives {theirs.text} where the "
-                                        f"claim says {q.text}")
+def _rival_word(claim: str, said: Facts, passage: Passage, i: int, share: float) -> Reading | None:
+    """A word of a closed set that the clause holding most of the claim has where the claim has another, the
+    claim's own missing from it: another colour, day, tier, measure, person."""
+    around = passage.facts(i).words | passage.around(i)
+    rest = said.words - characters(rival_words_of(said))  # the words a rival stands beside
+    other = _other_rival(said, passage, i)
+    if other is not None and rest and len(rest & around) / len(rest) >= RIVAL_SHARE:
+        return other
+    name = _rival_name(claim, passage.text(i))
+    if name is None and size(claim) <= JOINED_WORDS:  # a plain sentence: one thing, named once
+        named = rest - facts(" ".join(_CAPITALISED.findall(claim))).words  # the rest but the claim's names
+        name = _rival_model(claim, passage) or (_rival_proper_noun(claim, passage) if len(named) >= 2 and len(
+            named & around) / len(named) >= NEAR_SHARE else None)
+    if name is not None and share >= RIVAL_SHARE:
+        return _reading("none", passage, i, f"the clause '{passage.text(i).strip()}' says it of {name[0]}, "
+                                            f"the claim of {name[1]}")
+    return None
 
 
-def _verdict(claim_words: set[str], claim_numbers: list[Quantity], claim_negated: bool, index: _Clauses, i: int,
-             zh: bool) -> Reading | None:
-    clause = index.text(i)
-    a, b = index.spans[i]
-    theirs = quantities(clause)
-    for q in claim_numbers:
-        if any(_same_value(q, e) and (e.unit == q.unit or e.unit is None or q.unit is None) for e in theirs):
+def _rival_name(claim: str, clause: str) -> tuple[str, str] | None:
+    """Another person where the claim names one: a capitalised word before or after a name the two share
+    ("Marie Curie" for "Pierre Curie"), or another surname before the same title (李医生 for 王医生)."""
+    zh = {(m.group(1), m.group(2)) for m in TITLED_NAME.finditer(claim)}
+    theirs = {(m.group(1), m.group(2)) for m in TITLED_NAME.finditer(clause)}
+    for surname, title in zh - theirs:
+        other = [s for s, t in theirs if t == title and s != surname]
+        if other:
+            return other[0] + title, surname + title
+    titled = {(m.group(1).lower().rstrip("."), m.group(2)) for m in TITLE_EN.finditer(claim)}
+    for title, name in titled:
+        if name.lower() in clause.lower():
             continue
-        rivals = [e for e in theirs if e.unit == q.unit and q.unit is not None]
+        other = [m.group(2) for m in TITLE_EN.finditer(clause) if m.group(1).lower().rstrip(".") == title]
+        if other:
+            return f"{title.title()} {other[0]}", f"{title.title()} {name}"
+    ours, others = _names(claim), _names(clause)
+    theirs = {name for pair in others for name in pair}
+    for first, last in ours - others:  # "Pierre Curie" where the clause has "Marie Curie"
+        if first not in theirs:
+            rival = sorted(f for f, ln in others if ln == last and f not in {n for pair in ours for n in pair})
+            if rival:
+                return f"{rival[0]} {last}".title(), f"{first} {last}".title()
+    return None
+
+
+def _names(text: str) -> set[tuple[str, str]]:
+    """Two capitalised words side by side, a first name and a last name ("Pierre Curie"), lower-cased, a
+    possessive or plural "s" dropped."""
+    found = set()
+    for m in _FULL_NAME.finditer(text):
+        first, last = (re.sub(r"(?:['’]s|s)$", "", w.lower()) for w in m.groups())
+        if first not in NOT_NAMES and first not in MONTHS and last not in NOT_NAMES:
+            found.add((first, last))
+    return found
+
+
+def _rival_model(claim: str, passage: Passage) -> tuple[str, str] | None:
+    """Another model of the same name: "疾风7" where the claim has "疾风5", "T20" where it has "T30"."""
+    theirs = _models(passage.evidence)
+    for name, number in _models(claim) - theirs:
+        other = sorted(n for m, n in theirs if m == name and n != number)
+        if other:
+            space = "" if has_han(name) else " "
+            return name + space + other[0], name + space + number
+    return None
+
+
+def _models(text: str) -> set[tuple[str, str]]:
+    text = normalise(text)
+    found = {(m.group(1) or m.group(3), m.group(2) or m.group(4)) for m in _MODEL.finditer(text)}
+    measured = {q.start for q in quantities(text, wide=True) if q.unit is not None}
+    found |= {(m.group(1), m.group(2)) for m in _NAMED_NUMBER.finditer(text) if m.start(2) not in measured}
+    return found
+
+
+def _rival_proper_noun(claim: str, passage: Passage) -> tuple[str, str] | None:
+    """A name within the claim ("Pagecorner Books' Eastgate store") that the passage never uses, where the passage
+    names something the claim does not ("The Westbrook branch of Pagecorner Books")."""
+    ours = {w for w in _CAPITALISED.findall(claim) if w.lower() not in NOT_NAMES and w.lower() not in MONTHS}
+    evidence = passage.evidence
+    theirs = {w for w in _CAPITALISED.findall(evidence) if w.lower() not in NOT_NAMES and w.lower() not in MONTHS}
+    missing = sorted(w for w in ours if w.lower() not in evidence.lower())
+    others = sorted(w for w in theirs if w.lower() not in claim.lower())
+    return (others[0], missing[0]) if missing and others else None
+
+
+# --- figures: a list of them, an unnamed subject, an instruction anchored by them ---------------------------
+
+
+def _spec_sheet(claim: str, said: Facts, passage: Passage) -> Reading | None:
+    """A claim's figures read off a list of them, a spec sheet's or a price list's, item by item ("The desk top
+    is 1.2 m wide and 0.6 m deep." against "Desk width: 120 cm; Depth: 60 cm"): `full` when each figure is the
+    value of an item whose key words the claim uses and the rest of the claim's words are in the passage (all
+    but one that the passage never uses); `contradicts` when an item keyed by the claim's words gives one of
+    its figures another value ("For wool, set the iron to 200 °C." against "Wool – 150 °C; Cotton – 200 °C")."""
+    figures = [q for q in said.numbers if q.unit is not None]
+    if not figures or said.negated or size(claim) > JOINED_WORDS:
+        return None
+    entries = passage.entries()
+    if len(entries) < 2:
+        return None
+    keyed = said.words | (passage.title.words if passage.title else set())
+    used: set[str] = set()
+    where: set[int] = set()  # the clauses the figures are read from
+    for q in figures:
+        ours = [(key, e, k) for key, e, k in entries if key and key <= keyed]
+        found = [(key, k) for key, e, k in ours if matched(q, [e]) is not None]
+        if found:
+            used |= set().union(*(key for key, k in found))
+            where.add(found[0][1])
+            continue
+        rivals = [(e, k) for key, e, k in ours if same_kind(q, e)]
         if rivals:
-            return _rival(index, i, rivals[0], q)
-        return None  # a number the clause does not give: the model reads it
-    if _negated(clause, zh) != claim_negated:
-        if _about_exception(claim_words, clause) or len(index.words(i)) > 2 * len(claim_words) + 4:
-            return None  # a long clause may negate something else than the claim
-        said = "negates it" if not claim_negated else "does not negate it"
-        return Reading("contradicts", a, b, f"the clause '{clause.strip()}' holds every word of the claim and {said}")
-    return Reading("full", a, b, f"every word of the claim is in the clause '{clause.strip()}'")
+            return _rival(passage, rivals[0][1], rivals[0][0].text, q.text)
+        return None
+    missing = said.words - passage.whole().words - (passage.title.words if passage.title else set())
+    if missing and not _subject_word(claim, missing) or _negated_about(said, passage.whole()):
+        return None
+    start, end = passage.spans[min(where)][0], passage.spans[max(where)][1]
+    return Reading("full", start, end, "each figure of the claim is the value of an item the claim names "
+                                       f"({', '.join(sorted(used))}): '{passage.evidence[start:end].strip()}'")
+
+
+def _unnamed(claim: str, said: Facts, passage: Passage, i: int) -> Reading | None:
+    """`full` where a clause gives the claim's figures and says the rest but for one word that the passage never
+    uses, as a spec sheet or a timetable does not name what it is about ("The laptop weighs 1.3 kg." against
+    "Specifications. … Weight: 1.3 kg."; "这台笔记本重1.3公斤" against "重量1.3kg")."""
+    if not (any(q.unit for q in said.numbers) or said.times):
+        return None
+    missing = said.words - passage.facts(i).words - passage.around(i)
+    if (not missing or missing & passage.whole().words or missing & characters(rival_words_of(said))
+            or not _subject_word(claim, missing)):
+        return None
+    verdict = _verdict(claim, replace(said, words=said.words - missing), passage, i)
+    if verdict is None or verdict.label != "full":
+        return None
+    return replace(verdict, reason=f"the clause '{passage.text(i).strip()}' gives the claim's figures and every word "
+                                   f"but '{''.join(sorted(missing)) if has_han(claim) else min(missing)}', which the "
+                                   "passage never uses: it does not name what it is about")
+
+
+def _subject_word(claim: str, missing: set[str]) -> bool:
+    """Whether the missing words are one word of what the sentence says before its first figure, where it
+    names what it is about and what that does: one English word ("The laptop weighs 1.3 kg", "The Arlo
+    kettle draws 2,200 watts"), or one run of at most three Chinese characters (笔记本 of "这台笔记本重1.3公斤");
+    not a word after it ("… 40 litres of diesel", "…两点到五点之间也照常营业")."""
+    text, found_times, numbers, bare = prepared(claim)
+    first = min([q.start for q in numbers if q.unit is not None] + [t.start for t in found_times], default=len(text))
+    before = facts(bare[:first]).words
+    if not missing <= before:
+        return False
+    if not has_han(claim):
+        return len(missing) == 1
+    content = [c for c in without_negation(canonical(bare[:first])) if HAN_RUN.match(c) and c not in STOP_CHARS]
+    at = [k for k, c in enumerate(content) if c in missing]
+    return len(missing) <= 3 and len(at) == len(missing) and at[-1] - at[0] < 3  # 吹风机, though 风 is elsewhere
+
+
+def _figured(claim: str, said: Facts, passage: Passage, i: int) -> Reading | None:
+    """`full` where a clause gives every figure of an instruction or a spec line and all but a word or two of its
+    other words ("按住童锁键三秒即可锁定面板" against "长按“童锁”键3秒，…面板按键即被锁定"): the figures are its
+    anchors, and the rules before this one have found no rival in it."""
+    if not (any(q.unit for q in said.numbers) or said.times) or size(claim) > FIGURED_WORDS:
+        return None
+    held = said.words & (passage.facts(i).words | passage.around(i))
+    missing = said.words - held
+    anchors = len([q for q in said.numbers if q.unit]) + len(said.times)  # each figure found makes a word less needed
+    if has_han(claim):
+        if len(said.words) < 8 or len(held) / len(said.words) < max(0.75, FIGURED_SHARE - 0.05 * (anchors - 1)):
+            return None
+    elif len(said.words) + anchors < 5 or len(missing) > min(anchors, 2):
+        return None
+    verdict = _verdict(claim, replace(said, words=held), passage, i)
+    if verdict is None or verdict.label != "full":
+        return None
+    return replace(verdict, reason=f"the clause '{passage.text(i).strip()}' gives every figure of the claim and its "
+                                   f"words but '{''.join(sorted(missing)) if has_han(claim) else min(missing)}'")
+
+
+def _figures_in(said: Facts, here: Facts) -> int:
+    """How many of the claim's numbers and times a clause gives: of two clauses as near, the one with the figures."""
+    return (sum(matched(q, here.numbers) is not None for q in said.numbers)
+            + sum(any(t.same(e) for e in here.times) for t in said.times))
+
+
+# --- what is denied or missing ----------------------------------------------------------------------------
+
+
+def _denied_nearly(said: Facts, passage: Passage, i: int) -> Reading | None:
+    """`contradicts`, overruling a `full` only, where a short clause holds all but one word of the claim and
+    negates it ("会员积分可以直接兑换成现金" against "会员积分…不可兑换现金"; "The drug is safe to take during
+    pregnancy." against "The drug should not be taken during pregnancy")."""
+    here = passage.facts(i)
+    held = said.words & (here.words | passage.around(i))
+    missing = said.words - held
+    zh = has_han(passage.text(i))
+    if (len(said.words) < 3 or len(missing) > (3 if zh else 1) or len(held) / len(said.words) < NEAR_SHARE
+            or _negated_about(said, here) == said.negated or len(here.words) > 2 * len(said.words) + 4
+            or _about_exception(said.words, passage.text(i))):
+        return None
+    what = "negates it" if not said.negated else "does not negate it"
+    return _reading("contradicts", passage, i, f"the clause '{passage.text(i).strip()}' holds all but "
+                                               f"'{''.join(sorted(missing))}' of the claim and {what}", decides=False)
+
+
+def _missing_part(claim: str, said: Facts, passage: Passage) -> Reading | None:
+    """`partial` when one part of a claim that joins facts is not in the evidence at all (none of its words,
+    or a number the evidence does not give) while the rest of its words are."""
+    parts = [p for p in _JOIN.split(claim) if p and p.strip()]
+    if len(parts) < 2 or size(claim) > JOINED_WORDS:
+        return None
+    everywhere = passage.whole()
+    for k, part in enumerate(parts):
+        piece = facts(part)
+        if not piece.words and not piece.numbers or k == 0 and len(piece.words) < 3 or _FRAMING.fullmatch(part.strip()):
+            continue  # "On the other hand, …", "具体来说，…": how the sentence is framed, not a fact
+        absent_words = len(piece.words) >= 2 and not (piece.words & everywhere.words) or _absent_pairs(part, everywhere)
+        absent_number = any(matched(q, everywhere.numbers) is None and not any(
+            same_kind(q, e) for e in everywhere.numbers) for q in piece.numbers)
+        if not (absent_words or absent_number):
+            continue
+        rest = set().union(*(facts(p).words for j, p in enumerate(parts) if j != k)) - piece.words
+        if rest and len(rest & everywhere.words) / len(rest) >= PART_SHARE:
+            return Reading("partial", 0, len(passage.evidence),
+                           f"the part '{part.strip()}' of the claim is not in the evidence, the rest is", decides=False)
+    return None
+
+
+def _absent_pairs(part: str, everywhere: Facts) -> bool:
+    """Whether a Chinese part says nothing the evidence says: two or more of its character pairs, none of them
+    in the evidence ("配工作手机" where the evidence has 员工 but no 工作, no 手机)."""
+    runs = [run for run in HAN_RUN.findall(canonical(part))]
+    pairs = {run[k:k + 2] for run in runs for k in range(len(run) - 1)} - {""}
+    pairs = {p for p in pairs if not (set(p) & STOP_CHARS)}
+    written = canonical(everywhere.written)
+    return len(pairs) >= 2 and not any(p in written for p in pairs)
+
+
+# --- how a reading is written ----------------------------------------------------------------------------
+
+
+def _reading(label: str, passage: Passage, i: int, reason: str, decides: bool | None = None) -> Reading:
+    a, b = passage.spans[i]
+    return Reading(label, a, b, reason, label in ("full", "contradicts") if decides is None else decides)
+
+
+def _rival(passage: Passage, i: int, theirs: str, ours: str) -> Reading:
+    return _reading("contradicts", passage, i, f"the clause '{passage.text(i).strip()}' gives {theirs} where the "
+                                               f"claim says {ours}")
+
+
+def _time_text(f: Facts, k: int) -> str:
+    t = f.times[k]
+    return f.written[t.start:t.end].strip()
+
+
+def _range_text(a: Time, b: Time) -> str:
+    return f"{a.minutes // 60}:{a.minutes % 60:02d}–{b.minutes // 60}:{b.minutes % 60:02d}"

@@ -62,8 +62,8 @@ MODEL = JudgeOptions("model", (
            show=lambda v: f"on@{_version('citeaudit.judges.guard')}" if v else "off"),
     # the plain reading is signed with its version, as the guard is; off, it is not signed at all, so that the
     # judge signs as the model judge did before the reading existed (and its stored judgments stay its own)
-    Option("plain", switch(), True, "the plain reading: a clause of the evidence that holds every word of the "
-           "claim decides (judges/plain.py)", signed="plain", show=lambda v: f"on@{_version('citeaudit.judges.plain')}" if v else None),
+    Option("plain", switch(), True, "the plain reading of short support sentences: a clause that holds the "
+           "claim, a figure or a rival decides (judges/plain.py)", signed="plain", show=lambda v: f"on@{_version('citeaudit.judges.plain')}" if v else None),
     Option("calibration", switch(), True, "the calibrated decision (off: the model's own argmax)",
            keyword="calibrated", signed="cal", show=_on_off),
     # an adapted judge's directory may hold its own Chinese threshold: the signature shows the one used

@@ -1,0 +1,241 @@
+"""What a text says, as the plain reading (judges/plain.py) compares it: its content words (English stems and
+Chinese content characters, each read through the word groups of judges/plain_words.py), its numbers with their
+units, its times of day and whether it is negated; and an evidence passage cut into clauses, each clause into
+its items ("成人60元", "学生30元"), each figure with its key, the words that say what it is."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+
+from citeaudit.judges.guard import _same_value, masked_not_negating
+from citeaudit.judges.plain_words import (STOP_CHARS, STOP_EXTRA, Time, canonical, in_base, ranges, rival_words, stem,
+                                          times, unit_forms)
+from citeaudit.quantities import CONTRASTIVE, NEGATION_EN, NEGATION_ZH, Quantity, normalise, quantities
+from citeaudit.text import STOP_WORDS, has_han
+
+# "while swimming", "while charging the battery": during, not a contrast ("while operating profit fell")
+_DURING = r"\s+\w+ing(?:\s+(?:or|and|the|a|an|it|in|on|at|with|to|your|its|this|that)\b|\s*[,.;]|\s*$)"
+# Where a clause ends: sentence punctuation (not after "a.m.", "e.g.", "Dr."), and the words that open a
+# contrasting clause
+CLAUSE_END = re.compile(r"(?<!\b[ap]\.m)(?<!\be\.g)(?<!\bi\.e)(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bNo)(?<!\bSt)(?<!\bvs)"
+                        rf"[.;!?]+(?:\s+|$)|[。；！？;\n]+|,?\s+(?:while(?!{_DURING})|whereas|but|although|though)\s+|"
+                        r"[,，]\s*(?:而|但|但是|却|然而|不过)", re.I)
+_STOPS = ".;!?。；！？\n"  # a sentence's end, after which a clause begins afresh
+# Where a clause's items end: a spec sheet's or a price list's ("成人60元，学生30元")
+ITEM_END = re.compile(r"(?:,(?!\d{3}(?!\d))|[，、])\s*")  # not the comma of "1,200 W"
+# A title a passage opens with: before its first colon or dash
+_TITLE_END = re.compile(r"\s*(?:[:：]|\s[—–-]\s|—)")
+_BRACKETED = re.compile(r"\s*[【\[]([^】\]]+)[】\]]")  # "【锦程洗衣机 XQ-80】洗涤羊毛衣物…"
+WORD = re.compile(r"[a-z0-9]+[#+]*")  # "c#" and "c++" are not "c"
+HAN_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+")
+# besides the guard's contrasts ("not only"), a negation that bounds rather than denies
+_NOT_THAN = re.compile(r"\s+(?:more|less|longer|later|earlier)\s+than\b", re.I)
+_ZH_BOUND = re.compile(r"不(?:超过|少于|低于|高于|多于|大于|小于|足|满)|几乎(?:没有|没|不)")  # bounds and hedges
+_EN_HEDGE = re.compile(r"\b(?:almost|nearly|virtually) (?:no|none|never|nothing)\b|\b(?:hardly|barely|scarcely)\b", re.I)
+_NEGATION_CHAR = re.compile("[不没未无非否别勿禁]")
+TITLE_WORDS = 8  # a title is short: at most this many words (twice as many Chinese characters)
+# a clause that goes on about what the clause before it is about ("…splash resistant, but it is not
+# waterproof", "…具备防溅功能，但并不防水") holds that clause's words too
+_GOES_ON = re.compile(r"(?:it|they|this|these|he|she|its|their)\b|[并也却仍不没未已还都就只]", re.I)
+# what a bare number labels: 4号站台, 3楼; "platform 4", "gate 12"
+_LABEL_ZH = re.compile(r"\s*(号|楼|层|路|站|排|座|期|届|号线)")
+_LABEL_EN = re.compile(r"\b(platform|gate|room|floor|line|route|bus|track|level|terminal|seat|row|table|bay|door|exit|"
+                       r"stop|step|chapter|page|section|aisle|hall|stand|pier|berth|lane|zone)\s*(?:no\.?\s*)?$", re.I)
+_COUNTED = re.compile(r"\s+([A-Za-z]{3,})\b")
+_NOT_COUNTED = STOP_WORDS | STOP_EXTRA | {"and", "or", "to", "per", "times", "each", "every"}
+
+
+@dataclass
+class Facts:
+    """What a text says, as the plain reading compares it."""
+
+    words: set[str]  # English stems and Chinese content characters, of canonical forms
+    numbers: list[Quantity]  # offsets into the prepared text
+    times: list[Time]
+    rivals: dict[str, set[str]]  # rival-set name -> its words here
+    negated: bool
+    written: str  # the text as its numbers and times were read (their offsets are into it)
+    ranges: list[tuple[Time, Time]] = field(default_factory=list)  # "from 9 am to 6 pm"
+
+
+def prepared(text: str) -> tuple[str, list[Time], list[Quantity], str]:
+    """The text with unit forms read (2100瓦 -> 2100 W), its times, its numbers, and the text without either."""
+    text = unit_forms(normalise(text))
+    found_times = times(text)
+    masked = _blank(text, [(t.start, t.end) for t in found_times])
+    numbers = [_counted(q, masked) for q in quantities(masked, wide=True)]
+    return text, found_times, numbers, _blank(masked, [(q.start, q.end) for q in numbers])
+
+
+def _counted(q: Quantity, text: str) -> Quantity:
+    """A bare number with what it counts as its unit, so that another number of the same counts is its rival:
+    "platform 4" and "platform 7", 4号站台 and 7号站台."""
+    if q.unit is not None:
+        return q
+    after = _LABEL_ZH.match(text, q.end)
+    before = _LABEL_EN.search(text[:q.start])
+    counted = _COUNTED.match(text, q.end)  # "12 levels" is no 12 watts
+    label = (after.group(1) if after else before.group(1).lower() if before
+             else stem(counted.group(1).lower()) if counted and counted.group(1).lower() not in _NOT_COUNTED else None)
+    return replace(q, unit="#" + label) if label else q
+
+
+def _blank(text: str, spans: list[tuple[int, int]]) -> str:
+    for a, b in sorted(spans, reverse=True):
+        text = text[:a] + " " * (b - a) + text[b:]
+    return text
+
+
+def facts(text: str) -> Facts:
+    text, found_times, numbers, bare = prepared(text)
+    said = canonical(bare)
+    plain = without_negation(said)
+    words = {stem(w) if w.isalpha() else w for w in WORD.findall(plain)
+             if w not in STOP_WORDS and w not in STOP_EXTRA and not w.isdigit()}
+    words.update(c for run in HAN_RUN.findall(plain) for c in run if c not in STOP_CHARS)
+    rivals = rival_words(plain, words)
+    spans = ranges(text, found_times)
+    if spans:  # hours are when something is open: "Monday–Friday 09:00–18:00"
+        words.update(("开", "门") if has_han(text) else ("open",))
+    return Facts(words, numbers, found_times, rivals, negated(said, has_han(text)), text, spans)
+
+
+def without_negation(text: str) -> str:
+    """`text` with its negations taken out ("cannot" -> "can", 不允许 -> 允许): whether a claim and a clause
+    are negated is compared apart, and a negation must not hide that they say the same words."""
+    if has_han(text):
+        masked = masked_not_negating(text)
+        return "".join(c if m == "\u3000" or not _NEGATION_CHAR.match(c) else "" for c, m in zip(text, masked))
+    return NEGATION_EN.sub(lambda m: "can" if m.group(0).lower() == "cannot" else " ", text)
+
+
+def negated(text: str, zh: bool) -> bool:
+    if zh:
+        masked = _ZH_BOUND.sub(lambda m: "\u3000" * len(m.group(0)), masked_not_negating(text))
+        return bool(NEGATION_ZH.search(masked) or "禁" in masked)
+    text = _EN_HEDGE.sub(" ", text)  # "almost no", "hardly": a hedge, not a denial
+    return any(not (CONTRASTIVE.match(text, m.end()) or _NOT_THAN.match(text, m.end()))
+               for m in NEGATION_EN.finditer(text))
+
+
+def matched(q: Quantity, theirs: list[Quantity]) -> Quantity | None:
+    """The quantity of `theirs` that is `q`: the same value in the same unit, or in another unit of the same measure
+    (1,150 grams = 1.15 kg, 2 kW = 2000 W), or one of the two without a unit."""
+    measured = q.unit is not None and any(same_kind(q, e) for e in theirs)  # then a bare number is something else
+    return next((e for e in theirs if _same_value(q, e) and (e.unit == q.unit or q.unit is None
+                                                             or e.unit is None and not measured)
+                 or same_measure(q, e)), None)
+
+
+def same_measure(q: Quantity, e: Quantity) -> bool:
+    (a, unit), (b, other) = in_base(q.value, q.unit), in_base(e.value, e.unit)
+    return unit is not None and unit == other and q.unit != e.unit and abs(a - b) <= 1e-9 + 1e-6 * abs(a)
+
+
+def same_kind(q: Quantity, e: Quantity) -> bool:
+    """Whether two quantities measure one thing (so that another value is a rival): the same unit, or units of
+    one measure (g and kg)."""
+    return q.unit is not None and (e.unit == q.unit or in_base(1, q.unit)[1] == in_base(1, e.unit)[1])
+
+
+def rival_words_of(said: Facts) -> set[str]:
+    return set().union(*said.rivals.values()) if said.rivals else set()
+
+
+def characters(words: set[str]) -> set[str]:
+    """Rival words as the words of a Facts hold them: English stems as they are, Chinese words as characters."""
+    return {c for w in words for c in (w if has_han(w) else [w])}
+
+
+def size(text: str) -> float:
+    """A text's length in words, a Chinese character counting half."""
+    return len(WORD.findall(text.lower())) + len("".join(HAN_RUN.findall(text))) / 2
+
+
+def clauses(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each clause of `text`, as `read` cuts it."""
+    spans, at = [], 0
+    for m in CLAUSE_END.finditer(text):
+        if m.start() > at:
+            spans.append((at, m.start()))
+        at = m.end()
+    if at < len(text):
+        spans.append((at, len(text)))
+    return [(a, b) for a, b in spans if text[a:b].strip()]
+
+
+def title_of(text: str) -> str:
+    """The short title a passage opens with ("Harbin X2 vacuum" of "Harbin X2 vacuum — Weight: 2.8 kg"), or ""."""
+    bracketed = _BRACKETED.match(text)
+    m = _TITLE_END.search(text)
+    head = bracketed.group(1) if bracketed else text[:m.start()] if m else ""
+    if not head.strip():
+        return ""
+    size = len(HAN_RUN.findall(head) and "".join(HAN_RUN.findall(head))) / 2 + len(WORD.findall(head.lower()))
+    return head if size <= TITLE_WORDS else ""
+
+
+def clause_items(here: Facts) -> list[Facts]:
+    """A clause's items ("成人60元", "学生30元"), each read."""
+    return [facts(piece) for piece in ITEM_END.split(here.written) if piece.strip()]
+
+
+def key_of(item: Facts, e: Quantity) -> set[str]:
+    """The words that say what a number of an item is: those just before it ("学生" of "学生30元", "students"
+    of "students EUR 8"; not "冰川系列冰箱" of "冰川系列冰箱整机保修24个月", whose key is 整机保修)."""
+    before = re.sub(r"[\s:：=–—-]+$", "", item.written[:e.start])
+    segment = re.split(r"[:：,，、;；()（）\[\]【】]|\s[–—-]\s", before)[-1]
+    key = segment[-4:] if has_han(segment[-1:] or "") else " ".join(segment.split()[-3:])
+    return facts(key).words
+
+
+@dataclass
+class Passage:
+    """One evidence text cut into clauses once, each clause's facts read when first asked."""
+
+    evidence: str
+    spans: list[tuple[int, int]]
+    title: Facts | None
+    _facts: dict[int, Facts] = field(default_factory=dict)
+    _all: Facts | None = None
+    _entries: list[tuple[set[str], Quantity, int]] | None = None
+
+    def around(self, i: int) -> set[str]:
+        """The words a clause is read with besides its own: the title's, and those of the clause it goes on
+        about."""
+        words = set(self.title.words) if self.title else set()
+        if i > 0 and _GOES_ON.match(self.text(i).lstrip()) and self.evidence[self.spans[i - 1][1]] not in _STOPS:
+            words |= self.facts(i - 1).words
+        return words
+
+    def text(self, i: int) -> str:
+        a, b = self.spans[i]
+        return self.evidence[a:b]
+
+    def facts(self, i: int) -> Facts:
+        if i not in self._facts:
+            self._facts[i] = facts(self.text(i))
+        return self._facts[i]
+
+    def whole(self) -> Facts:
+        if self._all is None:
+            self._all = facts(self.evidence)
+        return self._all
+
+    def entries(self) -> list[tuple[set[str], Quantity, int]]:
+        """Each figure with a unit in the passage, with the words that say what it is (its key) and its clause."""
+        if self._entries is None:
+            self._entries = [(key_of(item, e), e, i) for i in range(len(self.spans)) for item in clause_items(self.facts(i))
+                             for e in item.numbers if e.unit is not None and not e.unit.startswith("#")]
+        return self._entries
+
+
+# A passage is read for every claim that cites it, and again in every cited set it belongs to; a few of
+# them are kept cut (a long passage is long: few, not many)
+@lru_cache(maxsize=8)
+def passage_of(evidence: str) -> Passage:
+    spans = clauses(evidence)
+    title = title_of(evidence)
+    return Passage(evidence, spans, facts(title) if title and len(spans) > 0 else None)
