@@ -1,6 +1,6 @@
 """Judges side by side on every measuring set, in both languages: what decides which judge ships.
 
-    python benchmarks/judge_v2.py [--judge SPEC ...] [--sets dev,test,plain,holdout,fresh,nli] [--rows N] [--cache DIR]
+    python benchmarks/judge_v2.py [--judge SPEC ...] [--sets dev,test,plain,holdout,fresh,fresh2,…,nli] [--changed] [--rows N] [--cache DIR]
 
 Default judge: `model` (judge-v1, Chinese by the embedding route); name a trained bilingual judge with
 `--judge model:path=DIR,zh=model` beside it. For each judge and each set, by source and language: balanced accuracy (full vs the rest)
@@ -18,9 +18,10 @@ The sets:
           apart from the project's code, after the plain reading (judges/plain.py) and the derived
           kinds head, swap and antonym (training/augment.py) were designed on `plain`: it measures what
           `plain` no longer can
-  fresh   benchmarks/data/plain_fresh.jsonl: 60 more (30 English, 30 Chinese), written apart from the
-          project's code after plain reading version 2 was designed on `plain` and `holdout`, and measured
-          once when it was done
+  fresh, fresh2 … fresh5
+          benchmarks/data/plain_fresh*.jsonl: 60 more each (30 English, 30 Chinese), written apart from the
+          project's code while plain reading version 2 was built, each measured once before it was read
+          (docs/model-judge.md, "The plain reading, measured")
   nli     held-out NLI files no training step reads: Chinese-SNLI test and FEVER-NLI test, --rows pairs
           each (seed 0)
 
@@ -40,11 +41,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 PLAIN = HERE / "data" / "plain_support.jsonl"
 HOLDOUT = HERE / "data" / "plain_holdout.jsonl"
-FRESH = HERE / "data" / "plain_fresh.jsonl"
-FRESH2 = HERE / "data" / "plain_fresh2.jsonl"
-FRESH3 = HERE / "data" / "plain_fresh3.jsonl"
-FRESH4 = HERE / "data" / "plain_fresh4.jsonl"
-WRITTEN = {"plain": PLAIN, "holdout": HOLDOUT, "fresh": FRESH, "fresh2": FRESH2, "fresh3": FRESH3, "fresh4": FRESH4}
+WRITTEN = {"plain": PLAIN, "holdout": HOLDOUT} | {
+    f"fresh{n}": HERE / "data" / f"plain_fresh{n}.jsonl" for n in ("", "2", "3", "4", "5")}
 
 
 def rows_of(name: str, data_dir: str | None, n: int):

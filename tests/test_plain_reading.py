@@ -286,3 +286,37 @@ def test_any_text_is_read_without_error_and_its_clause_is_in_the_evidence(claim,
     reading = plain.read(claim, evidence)
     if reading is not None:
         assert 0 <= reading.start <= reading.end <= len(evidence)
+
+
+@pytest.mark.parametrize("claim, evidence, label", [
+    # another button, another menu path
+    ("To lock the keypad, hold the Fan button for 3 seconds.",
+     "To lock the keypad, press and hold the Mode button for 3 seconds.", "contradicts"),
+    ("You can change your password from Profile > Notifications.",
+     "To change your password, go to Profile > Security > Change password.", "contradicts"),
+    ("想关掉消息推送，可以进入“我的”>“设置”>“隐私”。", "关闭消息推送：进入“我的”>“设置”>“通知”。", "contradicts"),
+    # 周六 is a day, not six of something
+    ("政务大厅周六只在上午开放，从 9 点到中午 12 点。", "政务大厅工作时间：周一至周五 8:30—17:00，周六上午 9:00—12:00。", "full"),
+    # how often, however written; a card of another term
+    ("Replace the water filter twice a year.", "Replace the water filter every six months.", "full"),
+    ("云杉健身房的半年卡价格是 2599 元。", "云杉健身房年卡价格为 2599 元。", "none"),
+])
+def test_controls_ranges_and_terms(claim, evidence, label):
+    reading = plain.read(claim, evidence)
+    assert reading is not None and reading.label == label, reading
+
+
+def test_the_second_end_of_a_range_has_the_first_ends_key():
+    from citeaudit.judges.plain_facts import clause_items, facts, key_of
+
+    item = clause_items(facts("热水器建议将水温设定在 50℃ 至 55℃ 之间"))[0]
+    assert [key_of(item, e) for e in item.numbers] == [{"温", "设", "定"}] * 2
+    # so a claim of that range is not read as giving 55 another value
+    reading = plain.read("热水器的水温设定在 50 到 55 摄氏度。", "热水器建议将水温设定在 50℃ 至 55℃ 之间。")
+    assert reading is not None and reading.label == "full", reading
+
+
+def test_code_is_no_menu_path():
+    claim = "这是因为 x-y 会发生溢出，因此 if(x-y>0)的结果是 false。"
+    reading = plain.read(claim, "x-y 会发生溢出，因此 if(x-y>0)的结果是 false。")
+    assert reading is None or reading.label != "contradicts", reading

@@ -23,7 +23,8 @@ clause: a spec sheet names its product once. Then, in this order:
 2. Otherwise the clause that holds most of the claim is read for a rival:
    * `contradicts`: another value of one of the claim's measures ("for 3 seconds" / "for 8 seconds",
      "1.5 kg" / "1,150 grams"), another time, another word of a closed set where the claim's is missing (a
-     colour, a day, how often, a side, a direction of change: "grew" / "fell");
+     colour, a day, how often, a side, a direction of change: "grew" / "fell"), another button or menu
+     path ("the Mode button" for "the Fan button", "Profile > Security" for "Profile > Notifications");
    * `none`: another tier ("Basic" for "Pro"), group of people (成人 for 学生), measure ("maximum load" for
      "weighs", 洗涤容量 for 烘干容量), role, branch (城北店 for 滨江店), person ("Marie Curie" for "Pierre
      Curie", 李医生 for 王医生), model ("Kestrel 7" for "Kestrel 5") or name ("Westbrook" for "Eastgate").
@@ -304,6 +305,10 @@ def _rival_word(claim: str, said: Facts, passage: Passage, i: int, share: float)
     other = _other_rival(said, passage, i)
     if other is not None and rest and len(rest & around) / len(rest) >= RIVAL_SHARE:
         return other
+    control = _rival_control(claim, passage.text(i)) if rest and len(rest & around) / len(rest) >= RIVAL_SHARE else None
+    if control is not None:
+        return _reading("contradicts", passage, i, f"the clause '{passage.text(i).strip()}' says {control[0]} where "
+                                                   f"the claim says {control[1]}")
     name = _rival_name(claim, passage.text(i))
     if name is None and size(claim) <= JOINED_WORDS:  # a plain sentence: one thing, named once
         named = rest - facts(" ".join(_CAPITALISED.findall(claim))).words  # the rest but the claim's names
@@ -312,6 +317,38 @@ def _rival_word(claim: str, said: Facts, passage: Passage, i: int, share: float)
     if name is not None and share >= RIVAL_SHARE:
         return _reading("none", passage, i, f"the clause '{passage.text(i).strip()}' says it of {name[0]}, "
                                             f"the claim of {name[1]}")
+    return None
+
+
+# a control a manual names: a quoted label before "button" or 键, a capitalised one ("the Fan button"), two
+# characters before 键 (童锁键); a menu path ("Profile > Security")
+_CONTROL = re.compile(r"[“\"'‘]([^”\"'’]{1,20})[”\"'’]\s*(?:button|key|switch|tab|icon|键|按钮|按键|开关)|"
+                      r"\b([A-Z][\w/+-]*(?: [A-Z][\w/+-]*)?)\s+(?:button|key|switch|tab|icon)\b|"
+                      r"([\u4e00-\u9fff]{2})(?:键|按钮|按键)")
+_SEGMENT = r"(?:“[^”]{1,12}”|\"[^\"]{1,12}\"|[\w-]+(?: [\w-]+){0,2})"
+_PATH = re.compile(rf"{_SEGMENT}(?:(?:\s+[>＞→]\s+|\s*[＞→]\s*|(?<=”)\s*>\s*(?=“)){_SEGMENT})+")
+
+
+def _rival_control(claim: str, clause: str) -> tuple[str, str] | None:
+    """Another button or another menu path where the claim names one: "the Mode button" for "the Fan button",
+    "Profile > Security" for "Profile > Notifications"."""
+    def controls(text: str) -> set[str]:
+        return {next(g for g in m.groups() if g).strip().lower() for m in _CONTROL.finditer(normalise(text))}
+
+    def path(text: str) -> set[str]:
+        found = _PATH.search(normalise(text))
+        if not found:
+            return set()
+        first, *rest = [seg.strip(" “”\"'‘’「」").lower() for seg in re.split(r"[>＞→]", found.group(0))]
+        return {first.split()[-1] if first.split() else first, *rest}  # "go to Profile > …": the menu is "profile"
+
+    ours, theirs = controls(claim), controls(clause)
+    lowered = normalise(clause).lower()
+    if ours and theirs and not any(c in lowered for c in ours):
+        return f"'{sorted(theirs)[0]}'", f"'{sorted(ours)[0]}'"
+    ours, theirs = path(claim), path(clause)
+    if len(ours) > 1 and theirs and not ours <= theirs:
+        return " > ".join(sorted(theirs)), " > ".join(sorted(ours))
     return None
 
 

@@ -24,7 +24,7 @@ CLAUSE_END = re.compile(r"(?<!\b[ap]\.m)(?<!\be\.g)(?<!\bi\.e)(?<!\bDr)(?<!\bMr)
                         r"[,，]\s*(?:而|但|但是|却|然而|不过)", re.I)
 _STOPS = ".;!?。；！？\n"  # a sentence's end, after which a clause begins afresh
 # Where a clause's items end: a spec sheet's or a price list's ("成人60元，学生30元")
-ITEM_END = re.compile(r"(?:,(?!\d{3}(?!\d))|[，、])\s*")  # not the comma of "1,200 W"
+ITEM_END = re.compile(r"(?:,(?!\d{3}(?!\d))|[，、|｜])\s*")  # not the comma of "1,200 W"
 # A title a passage opens with: before its first colon or dash
 _TITLE_END = re.compile(r"\s*(?:[:：]|\s[—–-]\s|—)")
 _BRACKETED = re.compile(r"\s*[【\[]([^】\]]+)[】\]]")  # "【锦程洗衣机 XQ-80】洗涤羊毛衣物…"
@@ -43,6 +43,8 @@ _GOES_ON = re.compile(r"(?:it|they|this|these|he|she|its|their)\b|[并也却仍�
 _LABEL_ZH = re.compile(r"\s*(号|楼|层|路|站|排|座|期|届|号线)")
 _LABEL_EN = re.compile(r"\b(platform|gate|room|floor|line|route|bus|track|level|terminal|seat|row|table|bay|door|exit|"
                        r"stop|step|chapter|page|section|aisle|hall|stand|pier|berth|lane|zone)\s*(?:no\.?\s*)?$", re.I)
+_RANGE_START = re.compile(r"\s*[\d.,]+\s*\S{0,3}?\s*(?:至|到|~|-|–|—|to)\s*$")
+_WEEKDAY_NUMERAL = re.compile(r"(?:周|期|拜)[一二三四五六日天]")  # 周六只在上午开放: a day, not six of something
 _COUNTED = re.compile(r"\s+([A-Za-z]{3,})\b")
 _NOT_COUNTED = STOP_WORDS | STOP_EXTRA | {"and", "or", "to", "per", "times", "each", "every"}
 
@@ -65,7 +67,8 @@ def prepared(text: str) -> tuple[str, list[Time], list[Quantity], str]:
     text = unit_forms(normalise(text))
     found_times = times(text)
     masked = _blank(text, [(t.start, t.end) for t in found_times])
-    numbers = [_counted(q, masked) for q in quantities(masked, wide=True)]
+    numbers = [_counted(q, masked) for q in quantities(masked, wide=True)
+               if not _WEEKDAY_NUMERAL.match(masked, max(0, q.start - 1), q.start + 1)]
     return text, found_times, numbers, _blank(masked, [(q.start, q.end) for q in numbers])
 
 
@@ -185,7 +188,9 @@ def clause_items(here: Facts) -> list[Facts]:
 def key_of(item: Facts, e: Quantity) -> set[str]:
     """The words that say what a number of an item is: those just before it ("学生" of "学生30元", "students"
     of "students EUR 8"; not "冰川系列冰箱" of "冰川系列冰箱整机保修24个月", whose key is 整机保修)."""
-    before = re.sub(r"[\s:：=–—-]+$", "", item.written[:e.start])
+    # the second end of a range has the first's key: "水温设定在 50℃ 至 55℃"
+    before = _RANGE_START.sub("", item.written[:e.start])
+    before = re.sub(r"[\s:：=–—-]+$", "", before)
     segment = re.split(r"[:：,，、;；()（）\[\]【】]|\s[–—-]\s", before)[-1]
     key = segment[-4:] if has_han(segment[-1:] or "") else " ".join(segment.split()[-3:])
     return facts(key).words

@@ -22,6 +22,7 @@ _SAME_EN = [
      "working days", "working day", "business days", "business day"),
     ("weekend", "saturday and sunday", "saturdays and sundays", "sat-sun", "weekends"),
     ("deliver", "delivery", "deliveries", "delivered", "delivers", "shipping", "shipped", "ships", "ship"),
+    ("half price", "half-price", "50% off", "half the price"),
     ("free", "free of charge", "at no cost", "at no charge", "no charge", "complimentary", "for free"),
     ("over", "above", "more than", "exceeding", "in excess of"),
     ("under", "below", "less than"),
@@ -100,6 +101,7 @@ _SAME_ZH = [
     ("退货", "退换", "退款"),
     ("吸烟", "抽烟"),
     ("饮酒", "喝酒"),
+    ("半价", "五折", "5折", "半票"),
     ("使用", "服用", "食用"),
     ("容量", "容积"),
     ("开门", "开放时间", "营业时间", "开放", "营业"),
@@ -160,6 +162,8 @@ _DENIALS = [(re.compile(r"['’]s\b"), ""),  # "Tavistock Home's line": the poss
                         r"(?:dishwasher|oven|microwave|freezer)\b)"), "put"),
             (re.compile(r"\bavoid(?:s|ing)?\b"), "do not"),
             (re.compile(r"\b(?:at least|or more|minimum of|no less than|not less than)\b"), " least "),
+            (re.compile(r"\bwithout (?:a |any )?(?:fee|charge|cost)\b|\bno (?:fee|charge)\b|\bfee-free\b"), " free "),
+            (re.compile(r"\b(?:have|has|had) to\b"), " need "),
             (re.compile(r"\b(?:starting|beginning|counting|valid) from\b|\bas of\b"), " from "),
             (re.compile(r"\b(?:up to|at most|no more than|not more than|maximum of|max\.?|not exceed|do not exceed)\b"), " most "),
             (re.compile(r"禁用"), "不允许使用"), (re.compile(r"禁止|严禁|不准|不得|谢绝|不接受"), "不允许"), (re.compile(r"切勿|请勿|不要|勿"), "不"),
@@ -234,7 +238,7 @@ RIVAL_SETS = [
     _set("direction", "contradicts", "rise rises rose risen grow grows grew grown increase fall falls fell fallen drop "
          "dropped decline decrease higher lower gain gained lose lost", "增长 增加 上升 提高 上涨 下降 减少 降低 下跌 回落"),
     _set("tier", "none", "basic standard pro plus premium lite max mini ultra starter business enterprise family",
-         "基础版 标准版 专业版 高级版 旗舰版 青春版 家庭版 企业版"),
+         "基础版 标准版 专业版 高级版 旗舰版 青春版 家庭版 企业版 年卡 半年卡 季卡 月卡 周卡 次卡"),
     _set("person", "none", "adult child student senior member", "成人 儿童 学生 老人 会员"),
     _set("role", "none", "mayor council president minister governor board committee chairman ceo founder owner "
          "manager director teacher nurse", "市长 市议会 议会 总统 总理 部长 省长 董事会 委员会 董事长 创始人 校长 院长"),
@@ -352,7 +356,8 @@ def times(text: str) -> list[Time]:
 # --- units a spec sheet writes that the guard's quantities do not read -----------------------------------
 _UNIT_FORMS = [
     (re.compile(r"\bhalf an? (litre|liter|kilo|kilogram|hour|day|mile|metre|meter)\b", re.I), r"0.5 \1"),
-    (re.compile(r"半(小时|个小时|公斤|升)"), r"0.5\1"),
+    (re.compile(r"半(小时|个小时|公斤|升|米)"), r"0.5\1"),
+    (re.compile(r"(?<=\d)\s*兆(?![瓦赫])"), " MB"), (re.compile(r"\btwice a year\b|一年两次|每年两次", re.I), " every6mo "),
     # a currency's code before the number, as its sign ("EUR 12" is €12, as "12 euros" is)
     (re.compile(r"\bEUR\s?(?=\d)"), "€"), (re.compile(r"\bGBP\s?(?=\d)"), "£"), (re.compile(r"\bUSD\s?(?=\d)"), "$"),
     (re.compile(r"\b(?:CNY|RMB)\s?(\d+(?:\.\d+)?)"), r"\1元"), (re.compile(r"[¥￥]\s?(\d+(?:\.\d+)?)"), r"\1元"),
