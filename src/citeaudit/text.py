@@ -36,7 +36,7 @@ import pysbd
 # Han ideographs: CJK Unified Ideographs and Extension A.
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff"
 _HAN_CHAR = re.compile(f"[{_HAN}]")
-_HAN_RUN = re.compile(f"[{_HAN}]+")
+HAN_RUN = re.compile(f"[{_HAN}]+")
 # Han ideographs, CJK punctuation, kana, compatibility ideographs, full-width forms.
 _CJK_CHAR = re.compile(r"[\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
 _LATIN_LETTER = re.compile(r"[A-Za-z\u00c0-\u024f]")
@@ -127,7 +127,7 @@ def content_words(text: str) -> set[str]:
     """
     lowered = text.lower()
     words = {w[:6] for w in _WORD.findall(lowered) if w not in STOP_WORDS}
-    for run in _HAN_RUN.findall(lowered):
+    for run in HAN_RUN.findall(lowered):
         words.update(run[i:i + 2] for i in range(max(1, len(run) - 1)))
     return words
 

@@ -59,14 +59,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from citeaudit.judges.guard import MONTHS, _unmarked
-from citeaudit.judges.plain_facts import (HAN_RUN, ITEM_END, Facts, Passage, characters, clause_items, facts, key_of,
-                                          matched, passage_of, prepared, rival_words_of, same_kind, size, title_of,
-                                          without_negation)
+from citeaudit.judges.plain_facts import (Facts, Passage, characters, clause_items, facts, key_of, matched, passage_of,
+                                          prepared, rival_words_of, same_kind, size, title_of, without_negation)
 from citeaudit.judges.plain_words import RIVAL_SETS, STOP_CHARS, TITLE_EN, TITLED_NAME, Time, canonical
 from citeaudit.quantities import normalise, quantities
-from citeaudit.text import NOT_NAMES, has_han
+from citeaudit.text import HAN_RUN, NOT_NAMES, has_han
 
 MIN_WORDS = 2
 # The version of the reading, signed with the judge (model:…|plain=on@2): a change here changes judgments.
@@ -160,7 +160,7 @@ def _verdict(claim: str, said: Facts, passage: Passage, i: int) -> Reading | Non
     other = _other_rival(said, passage, i)
     if other is not None:
         return other
-    name = _rival_name(claim, _item_about(said, here))
+    name = _rival_name(claim, _item_about(said, here).written)
     if name is not None:
         return _reading("none", passage, i, f"the clause '{clause.strip()}' says it of {name[0]}, the claim of {name[1]}")
     # what a negated clause excepts, it does not negate ("not allowed, except assistance dogs")
@@ -203,7 +203,7 @@ def _other_rival(said: Facts, passage: Passage, i: int) -> Reading | None:
     here = passage.facts(i)
     found = {**(title.rivals if title else {}), **_items_of(said, here).rivals}
     # who did what is said item by item: "市议会…批准了这项预算，市长此前反对…" has the council approve
-    found["role"] = facts(_item_about(said, here)).rivals.get("role", set())
+    found["role"] = _item_about(said, here).rivals.get("role", set())
     # a measure is a figure's: "power" in "the power button" is none, "Power: 550 W" is one
     units = {q.unit for q in said.numbers if q.unit is not None}
     found["measure"] = set().union(*(item.rivals.get("measure", set()) for item in clause_items(here)
@@ -248,11 +248,10 @@ def _negated_about(said: Facts, here: Facts) -> bool:
     return False
 
 
-def _item_about(said: Facts, here: Facts) -> str:
+def _item_about(said: Facts, here: Facts) -> Facts:
     """The item of a clause that holds most of the claim's words ("李医生…担任心内科主任" of "李医生…担任心内科主任，
     王医生…加入该科室" for "王医生是心内科主任")."""
-    items = [piece for piece in ITEM_END.split(here.written) if piece.strip()]
-    return max(items, key=lambda piece: len(said.words & facts(piece).words), default=here.written)
+    return max(clause_items(here), key=lambda item: len(said.words & item.words), default=here)
 
 
 def _about_exception(claim_words: set[str], clause: str) -> bool:
@@ -273,7 +272,7 @@ def _rival_number(said: Facts, passage: Passage, i: int, share: float) -> Readin
     "请按住电源键3秒重启平板" against "如需重启平板，请按住电源键10秒"."""
     if share < NEAR_SHARE:
         return None
-    everywhere = passage.whole()
+    everywhere = passage.whole
     here = passage.facts(i)
     for q in said.numbers:
         if q.unit is None or matched(q, everywhere.numbers) is not None:
@@ -400,6 +399,7 @@ def _rival_model(claim: str, passage: Passage) -> tuple[str, str] | None:
     return None
 
 
+@lru_cache(maxsize=8)  # a passage is read for each claim that cites it
 def _models(text: str) -> set[tuple[str, str]]:
     text = normalise(text)
     found = {(m.group(1) or m.group(3), m.group(2) or m.group(4)) for m in _MODEL.finditer(text)}
@@ -411,12 +411,16 @@ def _models(text: str) -> set[tuple[str, str]]:
 def _rival_proper_noun(claim: str, passage: Passage) -> tuple[str, str] | None:
     """A name within the claim ("Pagecorner Books' Eastgate store") that the passage never uses, where the passage
     names something the claim does not ("The Westbrook branch of Pagecorner Books")."""
-    ours = {w for w in _CAPITALISED.findall(claim) if w.lower() not in NOT_NAMES and w.lower() not in MONTHS}
     evidence = passage.evidence
-    theirs = {w for w in _CAPITALISED.findall(evidence) if w.lower() not in NOT_NAMES and w.lower() not in MONTHS}
-    missing = sorted(w for w in ours if w.lower() not in evidence.lower())
-    others = sorted(w for w in theirs if w.lower() not in claim.lower())
+    missing = sorted(w for w in _proper_nouns(claim) if w.lower() not in evidence.lower())
+    others = sorted(w for w in _proper_nouns(evidence) if w.lower() not in claim.lower())
     return (others[0], missing[0]) if missing and others else None
+
+
+@lru_cache(maxsize=8)
+def _proper_nouns(text: str) -> frozenset[str]:
+    """Capitalised words within its sentences that are no stop word or month."""
+    return frozenset(w for w in _CAPITALISED.findall(text) if w.lower() not in NOT_NAMES and w.lower() not in MONTHS)
 
 
 # --- figures: a list of them, an unnamed subject, an instruction anchored by them ---------------------------
@@ -431,7 +435,7 @@ def _spec_sheet(claim: str, said: Facts, passage: Passage) -> Reading | None:
     figures = [q for q in said.numbers if q.unit is not None]
     if not figures or said.negated or size(claim) > JOINED_WORDS:
         return None
-    entries = passage.entries()
+    entries = passage.entries
     if len(entries) < 2:
         return None
     keyed = said.words | (passage.title.words if passage.title else set())
@@ -448,8 +452,8 @@ def _spec_sheet(claim: str, said: Facts, passage: Passage) -> Reading | None:
         if rivals:
             return _rival(passage, rivals[0][1], rivals[0][0].text, q.text)
         return None
-    missing = said.words - passage.whole().words - (passage.title.words if passage.title else set())
-    if missing and not _subject_word(claim, missing) or _negated_about(said, passage.whole()):
+    missing = said.words - passage.whole.words - (passage.title.words if passage.title else set())
+    if missing and not _subject_word(claim, missing) or _negated_about(said, passage.whole):
         return None
     start, end = passage.spans[min(where)][0], passage.spans[max(where)][1]
     return Reading("full", start, end, "each figure of the claim is the value of an item the claim names "
@@ -463,7 +467,7 @@ def _unnamed(claim: str, said: Facts, passage: Passage, i: int) -> Reading | Non
     if not (any(q.unit for q in said.numbers) or said.times):
         return None
     missing = said.words - passage.facts(i).words - passage.around(i)
-    if (not missing or missing & passage.whole().words or missing & characters(rival_words_of(said))
+    if (not missing or missing & passage.whole.words or missing & characters(rival_words_of(said))
             or not _subject_word(claim, missing)):
         return None
     verdict = _verdict(claim, replace(said, words=said.words - missing), passage, i)
@@ -499,6 +503,8 @@ def _figured(claim: str, said: Facts, passage: Passage, i: int) -> Reading | Non
         return None
     held = said.words & (passage.facts(i).words | passage.around(i))
     missing = said.words - held
+    if not missing:  # a clause that holds every word was read in the first step
+        return None
     anchors = len([q for q in said.numbers if q.unit]) + len(said.times)  # each figure found makes a word less needed
     if has_han(claim):
         if len(said.words) < 8 or len(held) / len(said.words) < max(0.75, FIGURED_SHARE - 0.05 * (anchors - 1)):
@@ -544,30 +550,29 @@ def _missing_part(claim: str, said: Facts, passage: Passage) -> Reading | None:
     parts = [p for p in _JOIN.split(claim) if p and p.strip()]
     if len(parts) < 2 or size(claim) > JOINED_WORDS:
         return None
-    everywhere = passage.whole()
-    for k, part in enumerate(parts):
-        piece = facts(part)
+    everywhere = passage.whole
+    written = canonical(everywhere.written)  # for the character pairs of a Chinese part
+    pieces = [facts(part) for part in parts]
+    for k, (part, piece) in enumerate(zip(parts, pieces)):
         if not piece.words and not piece.numbers or k == 0 and len(piece.words) < 3 or _FRAMING.fullmatch(part.strip()):
             continue  # "On the other hand, …", "具体来说，…": how the sentence is framed, not a fact
-        absent_words = len(piece.words) >= 2 and not (piece.words & everywhere.words) or _absent_pairs(part, everywhere)
+        absent_words = len(piece.words) >= 2 and not (piece.words & everywhere.words) or _absent_pairs(part, written)
         absent_number = any(matched(q, everywhere.numbers) is None and not any(
             same_kind(q, e) for e in everywhere.numbers) for q in piece.numbers)
         if not (absent_words or absent_number):
             continue
-        rest = set().union(*(facts(p).words for j, p in enumerate(parts) if j != k)) - piece.words
+        rest = set().union(*(other.words for j, other in enumerate(pieces) if j != k)) - piece.words
         if rest and len(rest & everywhere.words) / len(rest) >= PART_SHARE:
             return Reading("partial", 0, len(passage.evidence),
                            f"the part '{part.strip()}' of the claim is not in the evidence, the rest is", decides=False)
     return None
 
 
-def _absent_pairs(part: str, everywhere: Facts) -> bool:
-    """Whether a Chinese part says nothing the evidence says: two or more of its character pairs, none of them
-    in the evidence ("配工作手机" where the evidence has 员工 but no 工作, no 手机)."""
-    runs = [run for run in HAN_RUN.findall(canonical(part))]
-    pairs = {run[k:k + 2] for run in runs for k in range(len(run) - 1)} - {""}
-    pairs = {p for p in pairs if not (set(p) & STOP_CHARS)}
-    written = canonical(everywhere.written)
+def _absent_pairs(part: str, written: str) -> bool:
+    """Whether a Chinese part says nothing the evidence (its canonical text, `written`) says: two or more of its
+    character pairs, none of them in the evidence ("配工作手机" where the evidence has 员工 but no 工作, no 手机)."""
+    pairs = {run[k:k + 2] for run in HAN_RUN.findall(canonical(part)) for k in range(len(run) - 1)}
+    pairs = {p for p in pairs if not set(p) & STOP_CHARS}
     return len(pairs) >= 2 and not any(p in written for p in pairs)
 
 

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from citeaudit.judges.guard import _same_value, masked_not_negating
 from citeaudit.judges.plain_words import (STOP_CHARS, STOP_EXTRA, Time, canonical, in_base, ranges, rival_words, stem,
                                           times, unit_forms)
 from citeaudit.quantities import CONTRASTIVE, NEGATION_EN, NEGATION_ZH, Quantity, normalise, quantities
-from citeaudit.text import STOP_WORDS, has_han
+from citeaudit.text import HAN_RUN, STOP_WORDS, has_han
 
 # "while swimming", "while charging the battery": during, not a contrast ("while operating profit fell")
 _DURING = r"\s+\w+ing(?:\s+(?:or|and|the|a|an|it|in|on|at|with|to|your|its|this|that)\b|\s*[,.;]|\s*$)"
@@ -29,7 +29,6 @@ ITEM_END = re.compile(r"(?:,(?!\d{3}(?!\d))|[，、|｜])\s*")  # not the comma 
 _TITLE_END = re.compile(r"\s*(?:[:：]|\s[—–-]\s|—)")
 _BRACKETED = re.compile(r"\s*[【\[]([^】\]]+)[】\]]")  # "【锦程洗衣机 XQ-80】洗涤羊毛衣物…"
 WORD = re.compile(r"[a-z0-9]+[#+]*")  # "c#" and "c++" are not "c"
-HAN_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+")
 # besides the guard's contrasts ("not only"), a negation that bounds rather than denies
 _NOT_THAN = re.compile(r"\s+(?:more|less|longer|later|earlier)\s+than\b", re.I)
 _ZH_BOUND = re.compile(r"不(?:超过|少于|低于|高于|多于|大于|小于|足|满)|几乎(?:没有|没|不)")  # bounds and hedges
@@ -60,6 +59,7 @@ class Facts:
     negated: bool
     written: str  # the text as its numbers and times were read (their offsets are into it)
     ranges: list[tuple[Time, Time]] = field(default_factory=list)  # "from 9 am to 6 pm"
+    _items: list[Facts] | None = field(default=None, repr=False, compare=False)  # clause_items, read once
 
 
 def prepared(text: str) -> tuple[str, list[Time], list[Quantity], str]:
@@ -181,8 +181,10 @@ def title_of(text: str) -> str:
 
 
 def clause_items(here: Facts) -> list[Facts]:
-    """A clause's items ("成人60元", "学生30元"), each read."""
-    return [facts(piece) for piece in ITEM_END.split(here.written) if piece.strip()]
+    """A clause's items ("成人60元", "学生30元"), each read (once: every rule of the reading asks)."""
+    if here._items is None:
+        here._items = [facts(piece) for piece in ITEM_END.split(here.written) if piece.strip()]
+    return here._items
 
 
 def key_of(item: Facts, e: Quantity) -> set[str]:
@@ -204,8 +206,6 @@ class Passage:
     spans: list[tuple[int, int]]
     title: Facts | None
     _facts: dict[int, Facts] = field(default_factory=dict)
-    _all: Facts | None = None
-    _entries: list[tuple[set[str], Quantity, int]] | None = None
 
     def around(self, i: int) -> set[str]:
         """The words a clause is read with besides its own: the title's, and those of the clause it goes on
@@ -224,17 +224,16 @@ class Passage:
             self._facts[i] = facts(self.text(i))
         return self._facts[i]
 
+    @cached_property
     def whole(self) -> Facts:
-        if self._all is None:
-            self._all = facts(self.evidence)
-        return self._all
+        """The facts of the whole passage."""
+        return facts(self.evidence)
 
+    @cached_property
     def entries(self) -> list[tuple[set[str], Quantity, int]]:
         """Each figure with a unit in the passage, with the words that say what it is (its key) and its clause."""
-        if self._entries is None:
-            self._entries = [(key_of(item, e), e, i) for i in range(len(self.spans)) for item in clause_items(self.facts(i))
-                             for e in item.numbers if e.unit is not None and not e.unit.startswith("#")]
-        return self._entries
+        return [(key_of(item, e), e, i) for i in range(len(self.spans)) for item in clause_items(self.facts(i))
+                for e in item.numbers if e.unit is not None and not e.unit.startswith("#")]
 
 
 # A passage is read for every claim that cites it, and again in every cited set it belongs to; a few of

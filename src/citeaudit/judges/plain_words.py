@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from citeaudit.quantities import normalise
+from citeaudit.quantities import _cn_to_number, _words_to_number, normalise
 
 # --- same meaning: each group's phrases are read as its first -------------------------------------------
 # English phrases are matched as whole words (lower-cased); Chinese ones anywhere. Longer phrases first.
@@ -134,7 +134,6 @@ _FREQUENCY = re.compile(
     r"\b(?:(?:once|one time)\s+(?:a|per|every)|every|each)\s+(?:(\d+|two|three|four|six|twelve)\s+)?"
     r"(days?|weeks?|fortnight|months?|years?)\b|\b(daily|weekly|monthly|yearly|annually|fortnightly)\b|"
     r"每(?:隔)?(\d+|[两三四五六七八九十]+)?(个星期|星期|个月|天|日|周|月|年)(?![一二三四五六日天])", re.I)
-_COUNT_WORDS = {"two": 2, "three": 3, "four": 4, "six": 6, "twelve": 12}
 
 
 def _every(m: re.Match[str]) -> str:
@@ -143,8 +142,7 @@ def _every(m: re.Match[str]) -> str:
         unit = _EVERY_WORD[period]
         return {"d": " every1d ", "wk": " every7d ", "2wk": " every14d ", "mo": " every1mo ", "yr": " every12mo "}[unit]
     count, period = (m.group(1), m.group(2)) if m.group(2) else (m.group(4), m.group(5))
-    n = 1 if count is None else int(count) if count.isdigit() else _COUNT_WORDS.get(count.lower()) or int(
-        _cn_minutes(count))
+    n = 1 if count is None else int(count) if count.isdigit() else int(_words_to_number(count) or _cn_to_number(count))
     unit = _PERIODS[period.lower()]
     n, unit = {"2wk": (14 * n, "d"), "wk": (7 * n, "d"), "yr": (12 * n, "mo")}.get(unit, (n, unit))
     return f" every{n}{unit} "  # in days or months: every two weeks is every 14 days
@@ -298,7 +296,6 @@ class Time:
         return (self.minutes + 720) % 1440 == other.minutes or (other.minutes + 720) % 1440 == self.minutes
 
 
-_CN_HOUR = {c: i for i, c in enumerate("零一二三四五六七八九十")} | {"两": 2, "十一": 11, "十二": 12}
 _TIME_EN = re.compile(r"(?<![\d:.])(\d{1,2})(?::(\d{2}))?\s*(a\.?\s?m\.?|p\.?\s?m\.?)(?![a-z])"
                       r"|(?<![\d:.])(\d{1,2}):(\d{2})(?![\d:])(?!\s*[ap]\.?m)|\b(noon|midday|midnight)\b")
 _TIME_ZH = re.compile(r"(凌晨|早上|早晨|上午|中午|下午|傍晚|晚上|夜里)?\s*(\d{1,2}|十[一二]?|[一二两三四五六七八九十])\s*[点时]"
@@ -313,14 +310,6 @@ _RANGE = re.compile(r"\s*(?:-|–|—|~|到|至|to|until|till|and)\s*$", re.I)
 def ranges(text: str, found: list[Time]) -> list[tuple[Time, Time]]:
     """The ranges of times in `text`: two times with only "to", "–" or 到 between them."""
     return [(a, b) for a, b in zip(found, found[1:]) if _RANGE.match(text[a.end:b.start])]
-
-
-def _cn_minutes(written: str) -> float:
-    """二十 -> 20, 十五 -> 15, 五 -> 5."""
-    tens, _, units = written.rpartition("十")
-    if "十" not in written:
-        return _CN_HOUR.get(written, 0)
-    return (_CN_HOUR.get(tens, 1) if tens else 1) * 10 + _CN_HOUR.get(units, 0)
 
 
 def times(text: str) -> list[Time]:
@@ -340,12 +329,12 @@ def times(text: str) -> list[Time]:
                 found.append(Time(hour * 60 + minute, hour >= 13 or m.group(4).startswith("0"), m.start(), m.end()))
     for m in _TIME_ZH.finditer(text):
         raw = m.group(2)
-        hour = int(raw) if raw.isdigit() else _CN_HOUR.get(raw)
+        hour = int(raw) if raw.isdigit() else int(_cn_to_number(raw) or 0)
         if hour is None or hour > 24:
             continue
         written = m.group(4) or "0"
         minute = (30 if m.group(3) == "半" else 15 if m.group(3) == "一刻" else int(written) if written.isdigit()
-                  else int(_cn_minutes(written)))
+                  else int(_cn_to_number(written) or 0))
         part = m.group(1)
         if part in _AFTERNOON and hour < 12:
             hour += 12
