@@ -1,6 +1,6 @@
 """Judges side by side on every measuring set, in both languages: what decides which judge ships.
 
-    python benchmarks/judge_v2.py [--judge SPEC ...] [--sets dev,test,plain,holdout,fresh,fresh2,…,nli] [--changed] [--rows N] [--cache DIR]
+    python benchmarks/judge_v2.py [--judge SPEC ...] [--sets dev,test,plain,holdout,fresh,fresh2,…,hard,nli,FILE.jsonl] [--changed] [--rows N] [--cache DIR]
 
 Default judge: `model` (judge-v1, Chinese by the embedding route); name a trained bilingual judge with
 `--judge model:path=DIR,zh=model` beside it. For each judge and each set, by source and language: balanced accuracy (full vs the rest)
@@ -22,6 +22,14 @@ The sets:
           benchmarks/data/plain_fresh*.jsonl: 60 more each (30 English, 30 Chinese), written apart from the
           project's code while plain reading version 2 was built, each measured once before it was read
           (docs/model-judge.md, "The plain reading, measured")
+  fresh6, fresh7
+          60 more each, written apart from the code from the issue's description of such pairs alone,
+          each measured once with plain reading version 2 before it was read
+  hard    benchmarks/data/plain_hard.jsonl: 960 pairs (480 a language, half full) written to be hard, near
+          misses sharing most of the passage's words and supports paraphrased; the fine-tuning trial's
+          data and the design set of plain reading version 3
+  FILE.jsonl
+          any labelled-pairs file
   nli     held-out NLI files no training step reads: Chinese-SNLI test and FEVER-NLI test, --rows pairs
           each (seed 0)
 
@@ -41,8 +49,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 PLAIN = HERE / "data" / "plain_support.jsonl"
 HOLDOUT = HERE / "data" / "plain_holdout.jsonl"
-WRITTEN = {"plain": PLAIN, "holdout": HOLDOUT} | {
-    f"fresh{n}": HERE / "data" / f"plain_fresh{n}.jsonl" for n in ("", "2", "3", "4", "5")}
+HARD = HERE / "data" / "plain_hard.jsonl"  # hard near misses, paraphrased supports: the design set of version 3
+WRITTEN = {"plain": PLAIN, "holdout": HOLDOUT, "hard": HARD} | {
+    f"fresh{n}": HERE / "data" / f"plain_fresh{n}.jsonl" for n in ("", "2", "3", "4", "5", "6", "7")}
 
 
 def rows_of(name: str, data_dir: str | None, n: int):
@@ -51,6 +60,8 @@ def rows_of(name: str, data_dir: str | None, n: int):
 
     if name in WRITTEN:
         return load_rows(str(WRITTEN[name]))
+    if name.endswith(".jsonl"):  # any labelled-pairs file
+        return load_rows(name)
     if name in ("dev", "test"):
         rows = split_rows(load_all(data_dir))[name]
         return parse_rows([json.dumps(r, ensure_ascii=False) for r in rows])

@@ -11,6 +11,7 @@ from citeaudit.training import augment
 
 PLAIN_SET = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "plain_support.jsonl"
 HOLDOUT_SET = PLAIN_SET.with_name("plain_holdout.jsonl")
+HARD_SET = PLAIN_SET.with_name("plain_hard.jsonl")
 WRITTEN_SETS = sorted(PLAIN_SET.parent.glob("plain_*.jsonl"))  # every hand-written plain set, fresh ones too
 
 
@@ -124,7 +125,7 @@ def test_chinese_pairs_have_no_name_swaps():
     assert all(p["source"] == "derived-zh" for p in pairs)
 
 
-@pytest.mark.parametrize("path, least", [(PLAIN_SET, 25), (HOLDOUT_SET, 18)] + [
+@pytest.mark.parametrize("path, least", [(PLAIN_SET, 25), (HOLDOUT_SET, 18), (HARD_SET, 200)] + [
     (path, 12) for path in WRITTEN_SETS if path.name.startswith("plain_fresh")])
 def test_the_plain_sets_are_balanced_in_both_languages_and_load_as_labelled_rows(path, least):
     from citeaudit.files.labelled import load_rows

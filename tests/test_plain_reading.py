@@ -320,3 +320,62 @@ def test_code_is_no_menu_path():
     claim = "这是因为 x-y 会发生溢出，因此 if(x-y>0)的结果是 false。"
     reading = plain.read(claim, "x-y 会发生溢出，因此 if(x-y>0)的结果是 false。")
     assert reading is None or reading.label != "contradicts", reading
+
+
+@pytest.mark.parametrize("text, value, unit", [
+    ("充满电大约需要三个半小时", 3.5, "h"),
+    ("保修期为两年半", 2.5, "yr"),
+    ("棉麻程序需要2小时15分钟", 135, "min"),
+    ("两个小时零五分", 125, "min"),
+    ("静置一刻钟", 15, "min"),
+    ("The exam lasts an hour and a half.", 1.5, "h"),
+    ("The course lasts a year and a half.", 1.5, "yr"),
+    ("The warranty runs two and a half years.", 2.5, "yr"),
+    ("Allow 1 hour 30 minutes.", 90, "min"),
+    ("Let it rest for a quarter of an hour.", 15, "min"),
+    ("A three-quarter-hour induction is required.", 45, "min"),
+])
+def test_a_duration_said_in_two_parts_is_one_figure(text, value, unit):
+    from citeaudit.judges.plain_facts import facts
+
+    assert [(q.value, q.unit) for q in facts(text).numbers] == [(value, unit)]
+
+
+def test_a_duration_in_two_parts_is_the_same_figure_in_minutes():
+    reading = plain.read("The exam lasts two and a half hours.", "The exam lasts 150 minutes.")
+    assert reading is not None and reading.label == "full", reading
+    # three and a half hours is 210 minutes, not half an hour beside a bare three
+    reading = plain.read("充满电大约需要三个半小时。", "充电时间：210分钟")
+    assert reading is None or reading.label != "contradicts", reading
+
+
+def test_a_lists_later_values_have_the_first_ones_key():
+    evidence = "Heater | Power settings: 800W/1200W/2000W | Area: 20 m²"
+    reading = plain.read("The heater draws 2,000 W on its highest setting.", evidence)
+    assert reading is None or reading.label != "contradicts", reading  # 2000 W is one of the settings
+    reading = plain.read("The heater draws 2,500 W on its highest setting.", evidence)
+    assert reading is not None and reading.label == "contradicts", reading
+
+
+@pytest.mark.parametrize("claim, evidence, label", [
+    ("The chess club meets on Tuesdays and Thursdays.", "Chess club: Tue & Thu, 18:00–20:00, Room 4.", None),
+    ("The chess club meets on Wednesdays and Thursdays.", "Chess club: Tue & Thu, 18:00–20:00, Room 4.", "contradicts"),
+    ("图书馆星期六不开门。", "图书馆周六闭馆。", "full"),
+    ("图书馆礼拜天不开门。", "图书馆周六闭馆。", "contradicts"),
+])
+def test_days_written_short_are_the_days(claim, evidence, label):
+    reading = plain.read(claim, evidence)
+    assert (reading and reading.label) == label, reading
+
+
+def test_a_rewrite_table_skips_only_what_cannot_match():
+    import re
+
+    from citeaudit.judges.plain_words import Rewrites
+
+    table = Rewrites([(re.compile(r"(?<=\d)\s*千瓦"), " kW"), (re.compile(r"\bkW\b"), "kilowatt"),
+                      (re.compile(r"[¥￥]\s?(\d+)"), r"\1元")])
+    assert [needs for _, _, needs in table.table] == ["han", "letters", None]
+    assert table("2千瓦") == "2 kilowatt"  # the first rewrite brings the letters the second needs
+    assert table("3 kW, ¥5") == "3 kilowatt, 5元"
+    assert table("没有单位") == "没有单位"

@@ -69,8 +69,8 @@ from citeaudit.quantities import normalise, quantities
 from citeaudit.text import HAN_RUN, NOT_NAMES, has_han
 
 MIN_WORDS = 2
-# The version of the reading, signed with the judge (model:…|plain=on@2): a change here changes judgments.
-VERSION = 2
+# The version of the reading, signed with the judge (model:…|plain=on@3): a change here changes judgments.
+VERSION = 3
 NEAR_SHARE = 0.75  # of the claim's words in one clause: the clause is about what the claim is about
 PART_SHARE = 0.6  # of the rest of a claim's words, for a part with none of its words to be the part missing
 RIVAL_SHARE = 0.5  # of the claim's other words, for a clause with a rival word to be about the claim

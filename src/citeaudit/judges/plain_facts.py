@@ -42,7 +42,9 @@ _GOES_ON = re.compile(r"(?:it|they|this|these|he|she|its|their)\b|[并也却仍�
 _LABEL_ZH = re.compile(r"\s*(号|楼|层|路|站|排|座|期|届|号线)")
 _LABEL_EN = re.compile(r"\b(platform|gate|room|floor|line|route|bus|track|level|terminal|seat|row|table|bay|door|exit|"
                        r"stop|step|chapter|page|section|aisle|hall|stand|pier|berth|lane|zone)\s*(?:no\.?\s*)?$", re.I)
-_RANGE_START = re.compile(r"\s*[\d.,]+\s*\S{0,3}?\s*(?:至|到|~|-|–|—|to)\s*$")
+# the values before a number that share its key: a range's first end ("50℃ 至 55℃"), a list's earlier values
+# ("800W/1200W/2000W", "1、2、3档")
+_RANGE_START = re.compile(r"(?:\s*[\d.,]+\s*\S{0,3}?\s*(?:至|到|~|-|–|—|to|/|、|或|or)\s*)+$")
 _WEEKDAY_NUMERAL = re.compile(r"(?:周|期|拜)[一二三四五六日天]")  # 周六只在上午开放: a day, not six of something
 _COUNTED = re.compile(r"\s+([A-Za-z]{3,})\b")
 _NOT_COUNTED = STOP_WORDS | STOP_EXTRA | {"and", "or", "to", "per", "times", "each", "every"}
@@ -190,7 +192,7 @@ def clause_items(here: Facts) -> list[Facts]:
 def key_of(item: Facts, e: Quantity) -> set[str]:
     """The words that say what a number of an item is: those just before it ("学生" of "学生30元", "students"
     of "students EUR 8"; not "冰川系列冰箱" of "冰川系列冰箱整机保修24个月", whose key is 整机保修)."""
-    # the second end of a range has the first's key: "水温设定在 50℃ 至 55℃"
+    # the second end of a range, and a list's later values, have the first's key: "水温设定在 50℃ 至 55℃"
     before = _RANGE_START.sub("", item.written[:e.start])
     before = re.sub(r"[\s:：=–—-]+$", "", before)
     segment = re.split(r"[:：,，、;；()（）\[\]【】]|\s[–—-]\s", before)[-1]

@@ -77,6 +77,7 @@ _SAME_EN = [
     ("child", "children", "kids", "kid"),
     ("adult", "adults"),
     ("photo", "photos", "picture", "pictures", "photograph", "photographs"),
+    ("borrow", "borrows", "borrowed", "borrowing", "loan", "loans", "loaned", "lend", "lends", "lent"),
 ]
 _SAME_ZH = [
     ("工作日", "周一至周五", "周一到周五", "星期一至星期五", "星期一到星期五"),
@@ -115,6 +116,37 @@ _SAME_ZH = [
 ]
 
 
+_HAN = re.compile(r"[\u3400-\u9fff]")
+_LETTER = re.compile(r"[A-Za-z]")
+
+
+class Rewrites:
+    """A table of (pattern, replacement) applied in order. A pattern written with Chinese characters and no
+    letters can only match text that has Chinese characters, one written with letters and none only text that
+    has letters: each is skipped on text that cannot hold it, since most of a table cannot match a text of
+    one language and each pass over the text costs (a pattern whose letters are all optional must have
+    another alternative, or be written in a mixed table entry)."""
+
+    def __init__(self, table):
+        self.table = [(pattern, written, _needs(pattern.pattern)) for pattern, written in table]
+
+    def __call__(self, text: str) -> str:
+        has = {"han": bool(_HAN.search(text)), "letters": bool(_LETTER.search(text)), None: True}
+        for pattern, written, needs in self.table:
+            if has[needs]:
+                rewritten = pattern.sub(written, text)
+                if rewritten != text:  # a rewrite can bring letters ("2千瓦" -> "2 kW")
+                    text = rewritten
+                    has = {"han": bool(_HAN.search(text)), "letters": bool(_LETTER.search(text)), None: True}
+        return text
+
+
+def _needs(pattern: str) -> str | None:
+    literal = re.sub(r"\\[A-Za-z]|\(\?[<!=:]+|\[\^?[^\]]*\]", "", pattern)  # escapes, group heads, classes
+    han, letters = bool(_HAN.search(literal)), bool(_LETTER.search(literal))
+    return "han" if han and not letters else "letters" if letters and not han else None
+
+
 def _group_pattern(groups, english: bool) -> tuple[re.Pattern[str], dict[str, str]]:
     canon = {phrase: group[0] for group in groups for phrase in group[1:]}
     alternatives = "|".join(re.escape(p) for p in sorted(canon, key=len, reverse=True))
@@ -122,7 +154,8 @@ def _group_pattern(groups, english: bool) -> tuple[re.Pattern[str], dict[str, st
     return re.compile(pattern), canon
 
 
-_SAME = [_group_pattern(_SAME_EN, True), _group_pattern(_SAME_ZH, False)]
+_SAME = Rewrites([(pattern, lambda m, canon=canon: canon[m.group(0)])
+                  for pattern, canon in (_group_pattern(_SAME_EN, True), _group_pattern(_SAME_ZH, False))])
 # "once a week", "every month", "monthly", 每周: how often, read as one word each
 # how often, read as one word: "once a week", "every week", "weekly", 每周 -> "every1wk"; "every 3 months",
 # 每三个月 -> "every3mo" (another such word in the evidence is a rival)
@@ -150,7 +183,7 @@ def _every(m: re.Match[str]) -> str:
 
 # what denies by its meaning, read as a negation and what it denies ("forbidden" = "not allowed", 禁止 = 不允许),
 # and phrasings of one meaning that the word groups below cannot take one word at a time
-_DENIALS = [(re.compile(r"['’]s\b"), ""),  # "Tavistock Home's line": the possessive says nothing of its own
+_DENIALS = Rewrites([(re.compile(r"['’]s\b"), ""),  # "Tavistock Home's line": the possessive says nothing of its own
             (re.compile(r"\b(?:forbidden|prohibited|banned|not permitted)\b"), "not allowed"),
             (re.compile(r"\bnon-?(?=refundable|returnable|transferable|removable|washable|stick)"), "not "),
             (re.compile(r"\b(?:get|give|have) (?:your |their |the )?money back\b|\bmoney back\b"), "refund"),
@@ -166,21 +199,17 @@ _DENIALS = [(re.compile(r"['’]s\b"), ""),  # "Tavistock Home's line": the poss
             (re.compile(r"\b(?:up to|at most|no more than|not more than|maximum of|max\.?|not exceed|do not exceed)\b"), " most "),
             (re.compile(r"禁用"), "不允许使用"), (re.compile(r"禁止|严禁|不准|不得|谢绝|不接受"), "不允许"), (re.compile(r"切勿|请勿|不要|勿"), "不"),
             (re.compile(r"至少|以上|不少于|不低于|起码"), "以上"), (re.compile(r"最多|不超过|不高于|以内|以下|最高"), "以内"),
-            (re.compile(r"\bclosed\b"), "not open"), (re.compile(r"(?<![点\d:\s])(?:闭馆|关门|停业|歇业|休息)"), "不开门"),
+            (re.compile(r"\b(?:closed|shut)\b"), "not open"), (re.compile(r"(?<![点\d:\s])(?:闭馆|关门|停业|歇业|休息)"), "不开门"),
             (re.compile(r"周一至周日|周一到周日|每周七天|全年无休|7 days a week|seven days a week"), " every1d "),
             (re.compile(r"重(?=\s*[\d一二两三四五六七八九十]|\s)"), "重量"),  # 重1.3公斤: it weighs (its figure blanked)
             (re.compile(r"(?<=\s)开(?=\s*(?:[，,；;。]|$))"), "发车"),  # a timetable's "07:40 开": departs
-            (re.compile(r"[这那该此各][台款个件部只位名种项套]"), " ")]  # "this one": no content
+            (re.compile(r"[这那该此各][台款个件部只位名种项套]"), " ")])  # "this one": no content
 
 
 def canonical(text: str) -> str:
     """`text` lower-cased with each phrase of a same-meaning group read as the group's word."""
     text = normalise(text).lower().replace("–", "-").replace("—", "-")
-    for pattern, word in _DENIALS:
-        text = pattern.sub(word, text)
-    for pattern, canon in _SAME:
-        text = pattern.sub(lambda m: canon[m.group(0)], text)
-    return text
+    return _SAME(_DENIALS(text))
 
 
 # --- English word forms: a light stemmer, for what a sentence's grammar changes --------------------------
@@ -370,6 +399,7 @@ _UNIT_FORMS = [
                 re.I), " "),
 ]
 
+_UNIT_FORMS = Rewrites(_UNIT_FORMS)
 
 # one unit in another's terms: a value in the first is the value times the factor in the second
 _BASE = {"kg": ("g", 1000), "t": ("g", 1_000_000), "kw": ("w", 1000), "mw": ("w", 1_000_000), "kwh": ("wh", 1000),
@@ -386,9 +416,53 @@ def in_base(value: float, unit: str | None) -> tuple[float, str | None]:
     return value, unit
 
 
+# --- durations said in two parts, and days written short -------------------------------------------------
+_CN_COUNT = r"\d+|[一二两三四五六七八九十]+"
+_EN_COUNT = r"\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
+_EN_PERIOD = r"(hours?|days?|weeks?|months?|years?|minutes?)"
+
+
+def _count(word: str) -> float:
+    if word.lower() in ("a", "an"):
+        return 1.0
+    return float(word) if word.isdigit() else float(_words_to_number(word.lower()) or _cn_to_number(word) or 0)
+
+
+def _minutes(hours: str, minutes: str, unit: str) -> str:
+    return f"{60 * _count(hours) + _count(minutes):g}{unit}"
+
+
+_DURATIONS = [
+    # 三个半小时 is 3.5 hours, 两年半 2.5 years, 2小时15分钟 135 minutes, 一刻钟 15 minutes
+    (re.compile(rf"({_CN_COUNT})个半(?:小时|钟头)"), lambda m: f"{_count(m.group(1)) + 0.5:g}小时"),
+    (re.compile(rf"({_CN_COUNT})个半月"), lambda m: f"{_count(m.group(1)) + 0.5:g}个月"),
+    (re.compile(rf"({_CN_COUNT})年半"), lambda m: f"{_count(m.group(1)) + 0.5:g}年"),
+    (re.compile(rf"({_CN_COUNT})个?(?:小时|钟头)零?({_CN_COUNT})分(?:钟)?"),
+     lambda m: _minutes(m.group(1), m.group(2), "分钟")),
+    (re.compile(r"一刻钟"), "15分钟"), (re.compile(r"三刻钟"), "45分钟"),
+    # "an hour and a half", "two and a half years", "1 hour 30 minutes", "a quarter of an hour"
+    (re.compile(rf"\b(?:an|one|1) hour and a half\b", re.I), "1.5 hours"),
+    (re.compile(rf"\b({_EN_COUNT}) {_EN_PERIOD} and a half\b", re.I),
+     lambda m: f"{_count(m.group(1)) + 0.5:g} {m.group(2).rstrip('s')}s"),
+    (re.compile(rf"\b({_EN_COUNT})(?: |-)and(?: |-)a(?: |-)half {_EN_PERIOD}", re.I),
+     lambda m: f"{_count(m.group(1)) + 0.5:g} {m.group(2).rstrip('s')}s"),
+    (re.compile(r"\b(\d+)\s*(?:hours?|hrs?|h)\s*(?:and\s+)?(\d+)\s*(?:minutes?|mins?)\b", re.I),
+     lambda m: _minutes(m.group(1), m.group(2), " minutes")),
+    (re.compile(r"\bthree[- ]quarters? of an hour\b|\bthree[- ]quarter[- ]hours?\b", re.I), "45 minutes"),
+    (re.compile(r"\b(?:a |one )?quarter of an hour\b|\bquarter[- ]hour\b", re.I), "15 minutes"),
+    (re.compile(r"\ba fortnight\b", re.I), "two weeks"),
+    # days written short: Tue & Thu, Mon–Fri; 星期六 and 礼拜六 are 周六
+    (re.compile(r"\b(Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri)\b\.?"), lambda m: _DAY[m.group(1)[:3]]),
+    (re.compile(r"\b(Sat|Sun)\b\.?(?=\s*[&,/–—-])|(?<=[&,/–—-])\s*\b(Sat|Sun)\b\.?"),
+     lambda m: " " + _DAY[(m.group(1) or m.group(2))[:3]]),
+    (re.compile(r"(?:星期|礼拜)([一二三四五六日天])"), r"周\1"), (re.compile(r"周天"), "周日"),
+]
+_DURATIONS = Rewrites(_DURATIONS)
+_DAY = {"Mon": "Monday", "Tue": "Tuesday", "Wed": "Wednesday", "Thu": "Thursday", "Fri": "Friday", "Sat": "Saturday",
+        "Sun": "Sunday"}
+
+
 def unit_forms(text: str) -> str:
-    """`text` with the unit forms above written as the quantities reader reads them, and how often as one word."""
-    text = _FREQUENCY.sub(_every, text)
-    for pattern, written in _UNIT_FORMS:
-        text = pattern.sub(written, text)
-    return text
+    """`text` with the unit forms above written as the quantities reader reads them, durations in two parts as
+    one, days in full, and how often as one word."""
+    return _UNIT_FORMS(_FREQUENCY.sub(_every, _DURATIONS(text)))
