@@ -22,9 +22,10 @@ The sets:
           benchmarks/data/plain_fresh*.jsonl: 60 more each (30 English, 30 Chinese), written apart from the
           project's code while plain reading version 2 was built, each measured once before it was read
           (docs/model-judge.md, "The plain reading, measured")
-  fresh6, fresh7
-          60 more each, written apart from the code from the issue's description of such pairs alone,
-          each measured once with plain reading version 2 before it was read
+  fresh6 … fresh9
+          60 more each, written apart from the code from the issue's description of such pairs alone;
+          fresh6 and fresh7 measured once with plain reading version 2 before they were read, fresh8 and
+          fresh9 never read
   hard    benchmarks/data/plain_hard.jsonl: 960 pairs (480 a language, half full) written to be hard, near
           misses sharing most of the passage's words and supports paraphrased; the fine-tuning trial's
           data and the design set of plain reading version 3
@@ -51,7 +52,7 @@ PLAIN = HERE / "data" / "plain_support.jsonl"
 HOLDOUT = HERE / "data" / "plain_holdout.jsonl"
 HARD = HERE / "data" / "plain_hard.jsonl"  # hard near misses, paraphrased supports: the design set of version 3
 WRITTEN = {"plain": PLAIN, "holdout": HOLDOUT, "hard": HARD} | {
-    f"fresh{n}": HERE / "data" / f"plain_fresh{n}.jsonl" for n in ("", "2", "3", "4", "5", "6", "7")}
+    f"fresh{n}": HERE / "data" / f"plain_fresh{n}.jsonl" for n in ("", "2", "3", "4", "5", "6", "7", "8", "9")}
 
 
 def rows_of(name: str, data_dir: str | None, n: int):

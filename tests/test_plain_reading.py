@@ -379,3 +379,42 @@ def test_a_rewrite_table_skips_only_what_cannot_match():
     assert table("2千瓦") == "2 kilowatt"  # the first rewrite brings the letters the second needs
     assert table("3 kW, ¥5") == "3 kilowatt, 5元"
     assert table("没有单位") == "没有单位"
+
+
+@pytest.mark.parametrize("claim, evidence, full", [
+    # the kind of thing a named product is, said by the claim and not by a spec sheet's title
+    ("The Halden air purifier weighs 4.2 kg.", "Halden AP-300 specifications\nDimensions: 28 x 28 x 52 cm\nWeight: 4.2 kg",
+     True),
+    ("The Tidewell R400 rowing machine weighs 32 kg.", "Model: Tidewell R400 | Footprint: 240 × 60 cm | Weight: 32,000 g",
+     True),
+    ("绿川空气净化器重4.2公斤。", "绿川 KJ-500 参数\n尺寸：30×30×60 厘米\n重量：4.2 kg", True),
+    # but not where the evidence names another kind after the name, nor a predicate left out
+    ("The Kiro M5 mouse has a two-year warranty.", "The Kiro K7 keyboard comes with a 2-year limited warranty.", False),
+    ("声屿Buds充满电需要4小时。", "声屿Buds续航：开启降噪4小时，关闭降噪6小时。", False),
+])
+def test_the_kind_a_named_thing_is_need_not_be_in_a_spec_sheet(claim, evidence, full):
+    reading = plain.read(claim, evidence)
+    assert (reading is not None and reading.label == "full") == full, reading
+
+
+def test_a_speed_and_a_range_of_dates_as_a_reader_reads_them():
+    reading = plain.read("疾风S1电动滑板车的最高时速为25公里。", "疾风 S1 电动滑板车：最高时速 25 km/h，续航最长 30 km，电机功率 350 W。")
+    assert reading is not None and reading.label == "full", reading  # 25 km/h, not 25 km beside a rival 30 km
+    evidence = "通知：松岭体育中心游泳馆将于6月3日至6月9日（含）闭馆检修，健身房和球场照常开放。"
+    reading = plain.read("松岭体育中心游泳馆6月3日至10日闭馆检修。", evidence)  # the month of the second end is 6月
+    assert reading is not None and reading.label == "contradicts" and "10日" in reading.reason, reading
+    reading = plain.read("松岭体育中心游泳馆6月3日至9日闭馆检修。", evidence)
+    assert reading is None or "says it of" not in reading.reason, reading  # 9日至 is a date, not a model named 日至
+
+
+@pytest.mark.parametrize("claim, label", [
+    ("Dr. Amira Tolland teaches the Tuesday evening first-aid class.", "none"),  # taught by another
+    ("Nurse Owen Pratley teaches the Tuesday first-aid class.", "full"),
+])
+def test_another_person_by_whom_it_is_done(claim, label):
+    evidence = ("Community Hall weekly classes: Tuesday 18:30 first-aid class, taught by nurse Owen Pratley. "
+                "Wednesday 10:00 yoga, led by Dr. Amira Tolland.")
+    reading = plain.read(claim, evidence)
+    assert reading is not None and reading.label == label, reading
+    if label == "none":
+        assert "Owen Pratley" in reading.reason and "Amira Tolland" in reading.reason

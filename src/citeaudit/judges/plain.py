@@ -66,7 +66,7 @@ from citeaudit.judges.plain_facts import (Facts, Passage, characters, clause_ite
                                           prepared, rival_words_of, same_kind, size, title_of, without_negation)
 from citeaudit.judges.plain_words import RIVAL_SETS, STOP_CHARS, TITLE_EN, TITLED_NAME, Time, canonical
 from citeaudit.quantities import normalise, quantities
-from citeaudit.text import HAN_RUN, NOT_NAMES, has_han
+from citeaudit.text import HAN_RUN, NOT_NAMES, STOP_WORDS, has_han
 
 MIN_WORDS = 2
 # The version of the reading, signed with the judge (model:…|plain=on@3): a change here changes judgments.
@@ -90,7 +90,9 @@ _FRAMING = re.compile(r"(?:on the other hand|in (?:certain|some|many|most) (?:ca
                       r"同时|具体来说|具体而言|此外|另外|因此|所以|然而|而且|例如|比如|总之|首先|其次|最后|一般来说)[.。,，]?",
                       re.I)
 # a model's name: letters and a number written together ("T30", "HX-12", "疾风5电动自行车")
-_MODEL = re.compile(r"(?<![A-Za-z0-9])([A-Z]{1,4})-?(\d{1,4})(?![\d.,])|([\u4e00-\u9fff]{2})(\d{1,3})(?=[\u4e00-\u9fff])")
+# a model: "T20", "疾风7" (a number that counts or dates something, 6月 or 9日至, is none)
+_MODEL = re.compile(r"(?<![A-Za-z0-9])([A-Z]{1,4})-?(\d{1,4})(?![\d.,])|([\u4e00-\u9fff]{2})(?<![年月日号至到于])(\d{1,3})"
+                    r"(?=[\u4e00-\u9fff])(?![年月日号点时分秒周个次岁倍元人名件台])")
 _NAMED_NUMBER = re.compile(r"\b([A-Z][a-z]{2,}) (\d{1,3})\b(?![.,:]\d)")  # "Kestrel 5", not "Weight 5 kg"
 _CAPITALISED = re.compile(r"(?<=[a-z,;'’] )([A-Z][a-z]{2,})\b")  # a capitalised word within a sentence
 
@@ -308,7 +310,7 @@ def _rival_word(claim: str, said: Facts, passage: Passage, i: int, share: float)
     if control is not None:
         return _reading("contradicts", passage, i, f"the clause '{passage.text(i).strip()}' says {control[0]} where "
                                                    f"the claim says {control[1]}")
-    name = _rival_name(claim, passage.text(i))
+    name = _rival_name(claim, passage.text(i)) or _rival_person(claim, said, passage, i)
     if name is None and size(claim) <= JOINED_WORDS:  # a plain sentence: one thing, named once
         named = rest - facts(" ".join(_CAPITALISED.findall(claim))).words  # the rest but the claim's names
         name = _rival_model(claim, passage) or (_rival_proper_noun(claim, passage) if len(named) >= 2 and len(
@@ -377,6 +379,29 @@ def _rival_name(claim: str, clause: str) -> tuple[str, str] | None:
     return None
 
 
+def _rival_person(claim: str, said: Facts, passage: Passage, i: int) -> tuple[str, str] | None:
+    """Another person by whom the clause says done what the plain claim says a person does, the claim's person
+    not in the clause: "Dr. Amira Tolland teaches the Tuesday first-aid class." against "Tuesday 18:30 first-aid
+    class, taught by nurse Owen Pratley. Wednesday 10:00 yoga, led by Dr. Amira Tolland." (the claim's other
+    words, not its names, are what make the clause about the claim)."""
+    if size(claim) > JOINED_WORDS:
+        return None
+    clause = normalise(passage.text(i))
+    lowered = claim.lower()
+    absent = sorted(pair for pair in _names(claim) if not any(w in clause.lower() for w in pair))
+    # the doer: a name after "by", or after "by" and a role ("by architect Helena Drost")
+    doers = [m.group(0) for m in _FULL_NAME.finditer(clause)
+             if re.search(r"\bby(?: [a-z]+)?\s*$", clause[:m.start()]) and not any(
+                 w.lower() in lowered for w in m.groups())]
+    if not absent or not doers:
+        return None
+    rest = said.words - facts(" ".join(w for pair in _names(claim) for w in pair)).words
+    around = passage.facts(i).words | passage.around(i)
+    if len(rest) < 3 or len(rest & around) / len(rest) < RIVAL_SHARE:
+        return None
+    return doers[0], " ".join(absent[0]).title()
+
+
 def _names(text: str) -> set[tuple[str, str]]:
     """Two capitalised words side by side, a first name and a last name ("Pierre Curie"), lower-cased, a
     possessive or plural "s" dropped."""
@@ -432,7 +457,8 @@ def _spec_sheet(claim: str, said: Facts, passage: Passage) -> Reading | None:
     value of an item whose key words the claim uses and the rest of the claim's words are in the passage (all
     but one that the passage never uses); `contradicts` when an item keyed by the claim's words gives one of
     its figures another value ("For wool, set the iron to 200 °C." against "Wool – 150 °C; Cotton – 200 °C")."""
-    figures = [q for q in said.numbers if q.unit is not None]
+    # a day of a month (6月9日) is a date, not a figure a list gives
+    figures = [q for q in said.numbers if q.unit is not None and not said.written[:q.start].endswith("月")]
     if not figures or said.negated or size(claim) > JOINED_WORDS:
         return None
     entries = passage.entries
@@ -453,7 +479,7 @@ def _spec_sheet(claim: str, said: Facts, passage: Passage) -> Reading | None:
             return _rival(passage, rivals[0][1], rivals[0][0].text, q.text)
         return None
     missing = said.words - passage.whole.words - (passage.title.words if passage.title else set())
-    if missing and not _subject_word(claim, missing) or _negated_about(said, passage.whole):
+    if missing and not _subject_word(claim, missing, passage.evidence) or _negated_about(said, passage.whole):
         return None
     start, end = passage.spans[min(where)][0], passage.spans[max(where)][1]
     return Reading("full", start, end, "each figure of the claim is the value of an item the claim names "
@@ -468,7 +494,7 @@ def _unnamed(claim: str, said: Facts, passage: Passage, i: int) -> Reading | Non
         return None
     missing = said.words - passage.facts(i).words - passage.around(i)
     if (not missing or missing & passage.whole.words or missing & characters(rival_words_of(said))
-            or not _subject_word(claim, missing)):
+            or not _subject_word(claim, missing, passage.evidence)):
         return None
     verdict = _verdict(claim, replace(said, words=said.words - missing), passage, i)
     if verdict is None or verdict.label != "full":
@@ -478,21 +504,60 @@ def _unnamed(claim: str, said: Facts, passage: Passage, i: int) -> Reading | Non
                                    "passage never uses: it does not name what it is about")
 
 
-def _subject_word(claim: str, missing: set[str]) -> bool:
+def _subject_word(claim: str, missing: set[str], evidence: str) -> bool:
     """Whether the missing words are one word of what the sentence says before its first figure, where it
     names what it is about and what that does: one English word ("The laptop weighs 1.3 kg", "The Arlo
     kettle draws 2,200 watts"), or one run of at most three Chinese characters (笔记本 of "这台笔记本重1.3公斤");
-    not a word after it ("… 40 litres of diesel", "…两点到五点之间也照常营业")."""
+    not a word after it ("… 40 litres of diesel", "…两点到五点之间也照常营业"). After a name the evidence
+    gives, the kind of thing named may be longer, two English words ("The Halden air purifier weighs 4.2
+    kg" against "Halden AP-300 specifications … Weight: 4.2 kg") or five characters ending as a thing's
+    name does (绿川空气净化器), where the evidence names no other kind after that name ("The Kiro mouse" is
+    not "The Kiro K7 keyboard")."""
     text, found_times, numbers, bare = prepared(claim)
     first = min([q.start for q in numbers if q.unit is not None] + [t.start for t in found_times], default=len(text))
     before = facts(bare[:first]).words
     if not missing <= before:
         return False
     if not has_han(claim):
-        return len(missing) == 1
+        words = re.findall(r"[\w'’-]+", bare[:first])
+        at = [k for k, w in enumerate(words) if facts(w).words & missing]
+        if len(missing) == 1:
+            return True
+        name = words[at[0] - 1] if at and at[0] > 0 and words[at[0] - 1][:1].isupper() else None
+        return (len(missing) == 2 and len(at) == 2 and at[1] - at[0] == 1 and name is not None
+                and not any(c.isdigit() for c in words[at[0]] + words[at[1]]) and name.lower() in evidence.lower()
+                and not _other_kind_after(name, evidence))
     content = [c for c in without_negation(canonical(bare[:first])) if HAN_RUN.match(c) and c not in STOP_CHARS]
     at = [k for k, c in enumerate(content) if c in missing]
-    return len(missing) <= 3 and len(at) == len(missing) and at[-1] - at[0] < 3  # 吹风机, though 风 is elsewhere
+    if len(at) != len(missing):
+        return False
+    if len(missing) <= 3:
+        return at[-1] - at[0] < 3  # 吹风机, though 风 is elsewhere
+    name = "".join(content[max(0, at[0] - 2):at[0]])  # the two characters of the name before the kind
+    return (len(missing) <= 5 and at[-1] - at[0] == len(at) - 1 and content[at[-1]] in _KIND_END
+            and len(name) == 2 and name in normalise(evidence) and not _other_kind_after(name, evidence))
+
+
+# how the name of a kind of thing ends in Chinese: 净化器, 洗衣机, 滑板车, 电水壶
+_KIND_END = frozenset("器机车仪表箱柜灯锅壶扇床椅桌架笔板筒罩杯瓶")
+# what a spec sheet's title may say after the name of what it describes
+_SHEET_WORDS = frozenset("specifications specification specs spec technical data datasheet sheet details features "
+                         "参 规 技 产 主 基".split())
+_CODE = re.compile(r"[\s·-]*(?:[A-Za-z-]*\d[\w-]*|[A-Z]{2,}\b)[\s·]*")  # "AP-300", "K7", "R400", "TV"
+
+
+def _other_kind_after(name: str, evidence: str) -> bool:
+    """Whether the evidence, where it first gives `name`, follows it (past a model code: "Kiro K7") with a word
+    that names another kind of thing ("keyboard"), not a spec sheet's word ("specifications") or a stop."""
+    text = normalise(evidence)
+    at = text.lower().find(name.lower())
+    if at < 0:
+        return False
+    rest = text[at + len(name):]
+    while (m := _CODE.match(rest)) and m.group(0):  # past model codes
+        rest = rest[m.end():]
+    following = re.match(r"\s*([a-z]{3,}|[\u4e00-\u9fff])", rest)
+    return bool(following) and following.group(1) not in _SHEET_WORDS and following.group(1) not in STOP_WORDS
 
 
 def _figured(claim: str, said: Facts, passage: Passage, i: int) -> Reading | None:

@@ -68,6 +68,8 @@ _SAME_EN = [
     ("make", "made"),
     ("send", "sent"),
     ("run", "ran"),
+    ("teach", "taught"),
+    ("lead", "led"),
     ("lasts", "valid for", "covers"),
     ("open", "opens", "opening hours", "opening times", "business hours", "hours"),
     ("discount", "offer", "deal", "promotion"),
@@ -391,7 +393,7 @@ _UNIT_FORMS = [
     (re.compile(r"(?<=\d)\s*(?:litres|liters|litre|liter)\b", re.I), " l"),
     (re.compile(r"(?<=\d)\s*(?:公里/小时|公里每小时|千米/小时|千米每小时|km\s*/\s*h|kph|kilometres per hour|kilometers per hour|"
                 r"km per hour)", re.I), " km/h"),
-    (re.compile(r"(?:每小时|时速)\s*(\d+(?:\.\d+)?)\s*(?:公里|千米|km)(?!\s*/)"), r" \1 km/h"),
+    (re.compile(r"(?:每小时|时速)\s*(?:为|是|达到?|可达|约)?\s*(\d+(?:\.\d+)?)\s*(?:公里|千米|km)(?!\s*/)"), r" \1 km/h"),
     (re.compile(r"(?<=\d)\s*(?:平方千米|平方公里|km²|km2|square kilometres|square kilometers|sq km)", re.I), " km2"),
     (re.compile(r"(?<=\d)\s*(?:平方米|m²|square metres|square meters|sq m)(?![a-z])", re.I), " m2"),
     # "a two-year warranty", "20-minute intervals": the hyphen joins a number to its unit
@@ -456,6 +458,8 @@ _DURATIONS = [
     (re.compile(r"\b(Sat|Sun)\b\.?(?=\s*[&,/–—-])|(?<=[&,/–—-])\s*\b(Sat|Sun)\b\.?"),
      lambda m: " " + _DAY[(m.group(1) or m.group(2))[:3]]),
     (re.compile(r"(?:星期|礼拜)([一二三四五六日天])"), r"周\1"), (re.compile(r"周天"), "周日"),
+    # a range of dates whose second end leaves out the month: 6月3日至9日 is 6月3日至6月9日
+    (re.compile(r"(\d{1,2})月(\d{1,2})[日号]?\s*(至|到|-|–|—|~)\s*(\d{1,2})[日号]"), r"\1月\2日\3\1月\4日"),
 ]
 _DURATIONS = Rewrites(_DURATIONS)
 _DAY = {"Mon": "Monday", "Tue": "Tuesday", "Wed": "Wednesday", "Thu": "Thursday", "Fri": "Friday", "Sat": "Saturday",
