@@ -386,16 +386,15 @@ def _rival_person(claim: str, said: Facts, passage: Passage, i: int) -> tuple[st
     words, not its names, are what make the clause about the claim)."""
     if size(claim) > JOINED_WORDS:
         return None
-    clause = normalise(passage.text(i))
-    lowered = claim.lower()
-    absent = sorted(pair for pair in _names(claim) if not any(w in clause.lower() for w in pair))
+    clause, lowered, ours = normalise(passage.text(i)), claim.lower(), _names(claim)
+    absent = sorted(pair for pair in ours if not any(w in clause.lower() for w in pair))
     # the doer: a name after "by", or after "by" and a role ("by architect Helena Drost")
     doers = [m.group(0) for m in _FULL_NAME.finditer(clause)
              if re.search(r"\bby(?: [a-z]+)?\s*$", clause[:m.start()]) and not any(
                  w.lower() in lowered for w in m.groups())]
     if not absent or not doers:
         return None
-    rest = said.words - facts(" ".join(w for pair in _names(claim) for w in pair)).words
+    rest = said.words - facts(" ".join(w for pair in ours for w in pair)).words
     around = passage.facts(i).words | passage.around(i)
     if len(rest) < 3 or len(rest & around) / len(rest) < RIVAL_SHARE:
         return None
@@ -519,10 +518,10 @@ def _subject_word(claim: str, missing: set[str], evidence: str) -> bool:
     if not missing <= before:
         return False
     if not has_han(claim):
-        words = re.findall(r"[\w'’-]+", bare[:first])
-        at = [k for k, w in enumerate(words) if facts(w).words & missing]
         if len(missing) == 1:
             return True
+        words = re.findall(r"[\w'’-]+", bare[:first])
+        at = [k for k, w in enumerate(words) if facts(w).words & missing]
         name = words[at[0] - 1] if at and at[0] > 0 and words[at[0] - 1][:1].isupper() else None
         return (len(missing) == 2 and len(at) == 2 and at[1] - at[0] == 1 and name is not None
                 and not any(c.isdigit() for c in words[at[0]] + words[at[1]]) and name.lower() in evidence.lower()
@@ -540,7 +539,8 @@ def _subject_word(claim: str, missing: set[str], evidence: str) -> bool:
 
 # how the name of a kind of thing ends in Chinese: 净化器, 洗衣机, 滑板车, 电水壶
 _KIND_END = frozenset("器机车仪表箱柜灯锅壶扇床椅桌架笔板筒罩杯瓶")
-# what a spec sheet's title may say after the name of what it describes
+# what a spec sheet's title may say after the name of what it describes (in Chinese, the first character of
+# 参数, 规格, 技术参数, 产品参数, 主要参数, 基本参数)
 _SHEET_WORDS = frozenset("specifications specification specs spec technical data datasheet sheet details features "
                          "参 规 技 产 主 基".split())
 _CODE = re.compile(r"[\s·-]*(?:[A-Za-z-]*\d[\w-]*|[A-Z]{2,}\b)[\s·]*")  # "AP-300", "K7", "R400", "TV"

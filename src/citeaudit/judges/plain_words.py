@@ -68,8 +68,7 @@ _SAME_EN = [
     ("make", "made"),
     ("send", "sent"),
     ("run", "ran"),
-    ("teach", "taught"),
-    ("lead", "led"),
+    ("teach", "taught"),  # not "led": lower-cased, it is also an LED
     ("lasts", "valid for", "covers"),
     ("open", "opens", "opening hours", "opening times", "business hours", "hours"),
     ("discount", "offer", "deal", "promotion"),
@@ -133,14 +132,17 @@ class Rewrites:
         self.table = [(pattern, written, _needs(pattern.pattern)) for pattern, written in table]
 
     def __call__(self, text: str) -> str:
-        has = {"han": bool(_HAN.search(text)), "letters": bool(_LETTER.search(text)), None: True}
+        holds = _holds(text)
         for pattern, written, needs in self.table:
-            if has[needs]:
+            if holds[needs]:
                 rewritten = pattern.sub(written, text)
                 if rewritten != text:  # a rewrite can bring letters ("2千瓦" -> "2 kW")
-                    text = rewritten
-                    has = {"han": bool(_HAN.search(text)), "letters": bool(_LETTER.search(text)), None: True}
+                    text, holds = rewritten, _holds(rewritten)
         return text
+
+
+def _holds(text: str) -> dict[str | None, bool]:
+    return {"han": bool(_HAN.search(text)), "letters": bool(_LETTER.search(text)), None: True}
 
 
 def _needs(pattern: str) -> str | None:
@@ -418,7 +420,7 @@ def in_base(value: float, unit: str | None) -> tuple[float, str | None]:
     return value, unit
 
 
-# --- durations said in two parts, and days written short -------------------------------------------------
+# --- durations said in two parts, days written short, a range of dates written short --------------------
 _CN_COUNT = r"\d+|[一二两三四五六七八九十]+"
 _EN_COUNT = r"\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
 _EN_PERIOD = r"(hours?|days?|weeks?|months?|years?|minutes?)"
@@ -434,6 +436,8 @@ def _minutes(hours: str, minutes: str, unit: str) -> str:
     return f"{60 * _count(hours) + _count(minutes):g}{unit}"
 
 
+_DAY = {"Mon": "Monday", "Tue": "Tuesday", "Wed": "Wednesday", "Thu": "Thursday", "Fri": "Friday", "Sat": "Saturday",
+        "Sun": "Sunday"}
 _DURATIONS = [
     # 三个半小时 is 3.5 hours, 两年半 2.5 years, 2小时15分钟 135 minutes, 一刻钟 15 minutes
     (re.compile(rf"({_CN_COUNT})个半(?:小时|钟头)"), lambda m: f"{_count(m.group(1)) + 0.5:g}小时"),
@@ -443,7 +447,7 @@ _DURATIONS = [
      lambda m: _minutes(m.group(1), m.group(2), "分钟")),
     (re.compile(r"一刻钟"), "15分钟"), (re.compile(r"三刻钟"), "45分钟"),
     # "an hour and a half", "two and a half years", "1 hour 30 minutes", "a quarter of an hour"
-    (re.compile(rf"\b(?:an|one|1) hour and a half\b", re.I), "1.5 hours"),
+    (re.compile(r"\b(?:an|one|1) hour and a half\b", re.I), "1.5 hours"),
     (re.compile(rf"\b({_EN_COUNT}) {_EN_PERIOD} and a half\b", re.I),
      lambda m: f"{_count(m.group(1)) + 0.5:g} {m.group(2).rstrip('s')}s"),
     (re.compile(rf"\b({_EN_COUNT})(?: |-)and(?: |-)a(?: |-)half {_EN_PERIOD}", re.I),
@@ -462,8 +466,6 @@ _DURATIONS = [
     (re.compile(r"(\d{1,2})月(\d{1,2})[日号]?\s*(至|到|-|–|—|~)\s*(\d{1,2})[日号]"), r"\1月\2日\3\1月\4日"),
 ]
 _DURATIONS = Rewrites(_DURATIONS)
-_DAY = {"Mon": "Monday", "Tue": "Tuesday", "Wed": "Wednesday", "Thu": "Thursday", "Fri": "Friday", "Sat": "Saturday",
-        "Sun": "Sunday"}
 
 
 def unit_forms(text: str) -> str:
