@@ -418,3 +418,13 @@ def test_another_person_by_whom_it_is_done(claim, label):
     assert reading is not None and reading.label == label, reading
     if label == "none":
         assert "Owen Pratley" in reading.reason and "Amira Tolland" in reading.reason
+
+
+@pytest.mark.parametrize("text, closed_then", [
+    ("周一闭馆", True), ("5月1日休息", True), ("游泳馆6月3日至9日闭馆检修", True),  # a day, a date: closed then
+    ("每天22:00闭馆", False), ("晚上十点关门", False), ("下午5点半 关门", False),  # a time: when it closes
+])
+def test_closing_after_a_date_is_being_closed_after_a_time_closing_time(text, closed_then):
+    from citeaudit.judges.plain_facts import facts
+
+    assert facts(text).negated == closed_then

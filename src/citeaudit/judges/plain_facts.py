@@ -45,6 +45,7 @@ _LABEL_EN = re.compile(r"\b(platform|gate|room|floor|line|route|bus|track|level|
 # the values before a number that share its key: a range's first end ("50℃ 至 55℃"), a list's earlier values
 # ("800W/1200W/2000W", "1、2、3档")
 _RANGE_START = re.compile(r"(?:\s*[\d.,]+\s*\S{0,3}?\s*(?:至|到|~|-|–|—|to|/|、|或|or)\s*)+$")
+_CLOSING = re.compile(r"\s*(闭馆|关门|停业|歇业|休息)")
 _WEEKDAY_NUMERAL = re.compile(r"(?:周|期|拜)[一二三四五六日天]")  # 周六只在上午开放: a day, not six of something
 _COUNTED = re.compile(r"\s+([A-Za-z]{3,})\b")
 _NOT_COUNTED = STOP_WORDS | STOP_EXTRA | {"and", "or", "to", "per", "times", "each", "every"}
@@ -71,6 +72,12 @@ def prepared(text: str) -> tuple[str, list[Time], list[Quantity], str]:
     masked = _blank(text, [(t.start, t.end) for t in found_times])
     numbers = [_counted(q, masked) for q in quantities(masked, wide=True)
                if not _WEEKDAY_NUMERAL.match(masked, max(0, q.start - 1), q.start + 1)]
+    # 闭馆 after a time is when it closes (22:00闭馆), after a day or a date that it is closed (周一闭馆,
+    # 5月1日闭馆): the time is blanked below, so its closing word is told apart here
+    for t in found_times:
+        closing = _CLOSING.match(masked, t.end)
+        if closing:
+            masked = masked[:closing.start(1)] + "打烊" + masked[closing.end(1):]
     return text, found_times, numbers, _blank(masked, [(q.start, q.end) for q in numbers])
 
 

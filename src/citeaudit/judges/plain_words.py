@@ -110,7 +110,7 @@ _SAME_ZH = [
     ("优惠", "折扣", "打折", "活动价"),
     ("客房", "房间"),
     ("保修", "保修期", "质保期", "质保"),
-    ("关门", "闭馆", "休息", "停止营业"),
+    ("关门", "闭馆", "休息", "停止营业", "打烊"),
     ("顾客", "客户", "用户", "游客", "访客", "旅客", "乘客"),
     ("儿童", "孩子", "小孩"),
     ("电池容量", "电池"),
@@ -203,7 +203,7 @@ _DENIALS = Rewrites([(re.compile(r"['’]s\b"), ""),  # "Tavistock Home's line":
             (re.compile(r"\b(?:up to|at most|no more than|not more than|maximum of|max\.?|not exceed|do not exceed)\b"), " most "),
             (re.compile(r"禁用"), "不允许使用"), (re.compile(r"禁止|严禁|不准|不得|谢绝|不接受"), "不允许"), (re.compile(r"切勿|请勿|不要|勿"), "不"),
             (re.compile(r"至少|以上|不少于|不低于|起码"), "以上"), (re.compile(r"最多|不超过|不高于|以内|以下|最高"), "以内"),
-            (re.compile(r"\b(?:closed|shut)\b"), "not open"), (re.compile(r"(?<![点\d:\s])(?:闭馆|关门|停业|歇业|休息)"), "不开门"),
+            (re.compile(r"\b(?:closed|shut)\b"), "not open"), (re.compile(r"(?<![点\d:])(?:闭馆|关门|停业|歇业|休息)"), "不开门"),
             (re.compile(r"周一至周日|周一到周日|每周七天|全年无休|7 days a week|seven days a week"), " every1d "),
             (re.compile(r"重(?=\s*[\d一二两三四五六七八九十]|\s)"), "重量"),  # 重1.3公斤: it weighs (its figure blanked)
             (re.compile(r"(?<=\s)开(?=\s*(?:[，,；;。]|$))"), "发车"),  # a timetable's "07:40 开": departs
