@@ -57,6 +57,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--cold", action="store_true", help="count loading the model in the first pair's time")
     args = ap.parse_args()
+    from citeaudit.judges import plain
     from citeaudit.judges.registry import build_judge, parse_judge
 
     specs = args.judge or ["model"]
@@ -73,6 +74,7 @@ def main() -> None:
                 judge.judge_batch([warm["en"]])
                 judge.judge_batch([warm["zh"]])
             for lang in ("en", "zh") if round_ % 2 == 0 else ("zh", "en"):
+                plain.forget()  # every round reads its passages as new text, as a run reads new answers
                 started = time.perf_counter()
                 judge.judge_batch(data[lang])
                 seconds[spec][lang].append((time.perf_counter() - started) / len(data[lang]))

@@ -428,3 +428,14 @@ def test_closing_after_a_date_is_being_closed_after_a_time_closing_time(text, cl
     from citeaudit.judges.plain_facts import facts
 
     assert facts(text).negated == closed_then
+
+
+def test_forgetting_empties_what_the_reading_remembers():
+    from citeaudit.judges.plain_facts import facts, passage_of
+
+    claim, evidence = "The kettle holds 1.7 litres.", "Kettle: capacity 1.7 L, power 2200 W."
+    first = plain.read(claim, evidence)
+    assert facts(claim) is facts(claim)  # a text read twice is read once
+    plain.forget()
+    assert facts.cache_info().currsize == 0 and passage_of.cache_info().currsize == 0
+    assert plain.read(claim, evidence) == first  # and reads the same again
