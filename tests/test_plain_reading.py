@@ -435,7 +435,9 @@ def test_forgetting_empties_what_the_reading_remembers():
 
     claim, evidence = "The kettle holds 1.7 litres.", "Kettle: capacity 1.7 L, power 2200 W."
     first = plain.read(claim, evidence)
-    assert facts(claim) is facts(claim)  # a text read twice is read once
+    first_facts = facts(claim)
+    assert facts(claim) is facts(claim)  # a short text read twice is read once
+    assert facts(evidence * 100) is not facts(evidence * 100)  # a long one is its passage's to keep
     plain.forget()
-    assert facts.cache_info().currsize == 0 and passage_of.cache_info().currsize == 0
+    assert passage_of.cache_info().currsize == 0 and facts(claim) is not first_facts
     assert plain.read(claim, evidence) == first  # and reads the same again

@@ -62,6 +62,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from citeaudit.judges.guard import MONTHS, _unmarked
+from citeaudit.judges import plain_facts
 from citeaudit.judges.plain_facts import (Facts, Passage, characters, clause_items, facts, key_of, matched, passage_of,
                                           prepared, rival_words_of, same_kind, size, title_of, without_negation)
 from citeaudit.judges.plain_words import RIVAL_SETS, STOP_CHARS, TITLE_EN, TITLED_NAME, Time, canonical
@@ -113,8 +114,9 @@ class Reading:
 
 def forget() -> None:
     """Empty the reading's memory of texts it has read (a benchmark that times reading new text)."""
-    for cached in (facts, passage_of, _models, _proper_nouns):
-        cached.cache_clear()
+    plain_facts.forget()
+    _models.cache_clear()
+    _proper_nouns.cache_clear()
 
 
 def read(claim: str, evidence: str) -> Reading | None:

@@ -100,10 +100,29 @@ def _blank(text: str, spans: list[tuple[int, int]]) -> str:
     return text
 
 
-# A text is read again as a clause's item, a claim's part, a title: the same text, the same facts (no one
-# changes a Facts once read; its items are filled in once, the same for every reader)
-@lru_cache(maxsize=2048)
 def facts(text: str) -> Facts:
+    """What `text` says: its words, numbers, times, ranges, rivals, whether it is negated."""
+    # a short text is read again as a clause's item, a claim's part, a title: the same text, the same facts
+    # (no one changes a Facts once read; its items are filled in once, the same for every reader); a long one
+    # (a whole passage) is kept by its passage, and would hold memory here
+    return _remembered(text) if len(text) <= REMEMBERED_LENGTH else _read(text)
+
+
+REMEMBERED_LENGTH = 2000
+
+
+@lru_cache(maxsize=2048)
+def _remembered(text: str) -> Facts:
+    return _read(text)
+
+
+def forget() -> None:
+    """Empty the memory of texts and passages read."""
+    _remembered.cache_clear()
+    passage_of.cache_clear()
+
+
+def _read(text: str) -> Facts:
     text, found_times, numbers, bare = prepared(text)
     said = canonical(bare)
     plain = without_negation(said)
