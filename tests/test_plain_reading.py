@@ -441,3 +441,43 @@ def test_forgetting_empties_what_the_reading_remembers():
     plain.forget()
     assert passage_of.cache_info().currsize == 0 and facts(claim) is not first_facts
     assert plain.read(claim, evidence) == first  # and reads the same again
+
+
+@pytest.mark.parametrize("claim, evidence, label", [
+    # a figure's unit says what it measures; the clause names no other measure of that kind
+    ("The Alder Trail is 7.5 km long.", "Alder Trail: a 7.5 km circular walk through beech woodland.", "full"),
+    ("The DW-40 dishwasher is 85 cm tall.", "Vellum DW-40 Dishwasher. Dimensions (W × D × H): 60 × 55 × 85 cm.", "full"),
+    ("The Lumen desk is 120 cm wide.", "Lumen Desk – Length: 120 cm; Depth: 60 cm", "none"),
+    # each of a dimension's numbers has its unit, so a capacity is not read off one of them
+    ("The Rivello Cabin Case holds 40 litres.", "Rivello Cabin Case. Capacity: 34 L. Dimensions: 55 x 40 x 20 cm.",
+     "contradicts"),
+    # a part the passage never mentions is found before the figures decide
+    ("The Tarnwick AirPure 300 weighs 4.2 kg and has a washable filter.",
+     "Tarnwick AirPure 300 – Specifications. Dimensions: 32 x 32 x 58 cm. Weight: 4.2 kg. Noise level: 24–51 dB.",
+     "partial"),
+    ("The Ferrow P10 drill has a maximum torque of 45 Nm.", "Ferrow P10 Cordless Drill. Voltage: 18 V. Max torque: 45 Nm.",
+     "full"),
+    ("6 号线东湖站的首班车是早上 5 点 50 分。", "鹿鸣地铁 6 号线运营时间：东湖站首班车 05:50，末班车 23:00。", "full"),
+    # no limit, stainless steel: no denial
+    ("绿洲健身房的年卡会员可以免费使用淋浴间。", "绿洲健身房年卡会员权益：不限次数进入健身区、免费使用淋浴间及储物柜。", "full"),
+    ("铭川电热水壶的容量是1.7升。", "铭川电热水壶 MK-17 容量：1.7 L 功率：1800 W 材质：304不锈钢", "full"),
+])
+def test_figures_measures_and_what_only_looks_denied(claim, evidence, label):
+    reading = plain.read(claim, evidence)
+    assert reading is not None and reading.label == label, reading
+
+
+def test_a_denial_another_clause_makes_with_the_figures_is_no_contradiction():
+    reading = plain.read("There are no Ashby Line trains before 8 am on Sundays.",
+                         "Ashby Line – Sunday service: Trains run every hour from 08:00 to 22:00. There is no service "
+                         "before 08:00.")
+    assert reading is None or reading.label != "contradicts", reading
+
+
+@pytest.mark.parametrize("claim, evidence", [
+    ("Hold the power button for 10 seconds to reset the Brindle K4 router.", "安和医院访客停车收费标准：2小时以内5元；2至4小时10元。"),
+    ("The Halden air purifier weighs 4.2 kg.", "Quenby QD-9 heat pump dryer. Drum capacity: 9 kg. Programs: 15."),
+])
+def test_a_list_about_something_else_gives_no_rival_figure(claim, evidence):
+    reading = plain.read(claim, evidence)
+    assert reading is None or reading.label != "contradicts", reading

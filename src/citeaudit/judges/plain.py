@@ -65,7 +65,7 @@ from citeaudit.judges.guard import MONTHS, _unmarked
 from citeaudit.judges import plain_facts
 from citeaudit.judges.plain_facts import (Facts, Passage, characters, clause_items, facts, key_of, matched, passage_of,
                                           prepared, rival_words_of, same_kind, size, title_of, without_negation)
-from citeaudit.judges.plain_words import RIVAL_SETS, STOP_CHARS, TITLE_EN, TITLED_NAME, Time, canonical
+from citeaudit.judges.plain_words import RIVAL_SETS, STOP_CHARS, TITLE_EN, TITLED_NAME, Time, canonical, in_base
 from citeaudit.quantities import normalise, quantities
 from citeaudit.text import HAN_RUN, NOT_NAMES, STOP_WORDS, has_han
 
@@ -178,11 +178,25 @@ def _verdict(claim: str, said: Facts, passage: Passage, i: int) -> Reading | Non
     if negated != said.negated:
         if len(here.words) > 2 * len(said.words) + 4:
             return None  # a long clause may negate something else than the claim
+        if said.negated and _denied_with_its_figures(said, passage, i):
+            return None  # "Trains run from 08:00 to 22:00. There is no service before 08:00."
         what = "negates it" if not said.negated else "does not negate it"
         return _reading("contradicts", passage, i, f"the clause '{clause.strip()}' holds every word of the claim and {what}")
     return _reading("full", passage, i, f"every word of the claim is in the clause '{clause.strip()}'"
                     + (f" (and the title '{title_of(passage.evidence).strip()}')" if title and not said.words <= here.words
                        else ""))
+
+
+def _denied_with_its_figures(said: Facts, passage: Passage, i: int) -> bool:
+    """Whether another clause of the passage is negated and gives every figure of the negated claim."""
+    if not (said.times or any(q.unit for q in said.numbers)):
+        return False
+    for j in range(len(passage.spans)):
+        there = passage.facts(j)
+        if j != i and there.negated and all(any(t.same(e) for e in there.times) for t in said.times) and all(
+                matched(q, there.numbers) is not None for q in said.numbers if q.unit):
+            return True
+    return False
 
 
 def _bound_elsewhere(said: Facts, here: Facts) -> tuple[str, str] | None:
@@ -475,7 +489,7 @@ def _spec_sheet(claim: str, said: Facts, passage: Passage) -> Reading | None:
     used: set[str] = set()
     where: set[int] = set()  # the clauses the figures are read from
     for q in figures:
-        ours = [(key, e, k) for key, e, k in entries if key and key <= keyed]
+        ours = [(key, e, k) for key, e, k in entries if key & said.words and key <= keyed]  # the claim names it
         found = [(key, k) for key, e, k in ours if matched(q, [e]) is not None]
         if found:
             used |= set().union(*(key for key, k in found))
@@ -499,7 +513,16 @@ def _unnamed(claim: str, said: Facts, passage: Passage, i: int) -> Reading | Non
     "Specifications. … Weight: 1.3 kg."; "这台笔记本重1.3公斤" against "重量1.3kg")."""
     if not (any(q.unit for q in said.numbers) or said.times):
         return None
-    missing = said.words - passage.facts(i).words - passage.around(i)
+    around = passage.facts(i).words | passage.around(i)
+    missing = said.words - around
+    # what the figure's unit measures, where the clause names no measure of that kind: "The trail is 7.5 km
+    # long." against "Alder Trail: a 7.5 km walk", not "The desk is 120 cm wide." against "Length: 120 cm"
+    measures = _measure_words(said)
+    if missing and missing <= measures and not measures & passage.whole.words:
+        verdict = _verdict(claim, replace(said, words=said.words - missing), passage, i)
+        if verdict is not None and verdict.label == "full":
+            return replace(verdict, reason=f"the clause '{passage.text(i).strip()}' gives the claim's figures, "
+                                           f"whose unit says the {min(missing)}, and its other words")
     if (not missing or missing & passage.whole.words or missing & characters(rival_words_of(said))
             or not _subject_word(claim, missing, passage.evidence)):
         return None
@@ -509,6 +532,15 @@ def _unnamed(claim: str, said: Facts, passage: Passage, i: int) -> Reading | Non
     return replace(verdict, reason=f"the clause '{passage.text(i).strip()}' gives the claim's figures and every word "
                                    f"but '{''.join(sorted(missing)) if has_han(claim) else min(missing)}', which the "
                                    "passage never uses: it does not name what it is about")
+
+
+# the words that name what a figure's unit measures, which a figure with its unit says already
+_MEASURES = {"mm": frozenset({"length", "width", "height", "depth", "长", "宽", "高", "深"}),
+             "g": frozenset({"weigh", "重"}), "ml": frozenset({"capacity", "容"})}
+
+
+def _measure_words(said: Facts) -> frozenset[str]:
+    return frozenset().union(*(_MEASURES.get(in_base(1, q.unit)[1], frozenset()) for q in said.numbers if q.unit))
 
 
 def _subject_word(claim: str, missing: set[str], evidence: str) -> bool:
@@ -574,6 +606,8 @@ def _figured(claim: str, said: Facts, passage: Passage, i: int) -> Reading | Non
     anchors, and the rules before this one have found no rival in it."""
     if not (any(q.unit for q in said.numbers) or said.times) or size(claim) > FIGURED_WORDS:
         return None
+    if _missing_part(claim, said, passage) is not None:  # "… weighs 4.2 kg and has a washable filter"
+        return None
     held = said.words & (passage.facts(i).words | passage.around(i))
     missing = said.words - held
     if not missing:  # a clause that holds every word was read in the first step
@@ -610,7 +644,7 @@ def _denied_nearly(said: Facts, passage: Passage, i: int) -> Reading | None:
     zh = has_han(passage.text(i))
     if (len(said.words) < 3 or len(missing) > (3 if zh else 1) or len(held) / len(said.words) < NEAR_SHARE
             or _negated_about(said, here) == said.negated or len(here.words) > 2 * len(said.words) + 4
-            or _about_exception(said.words, passage.text(i))):
+            or _about_exception(said.words, passage.text(i)) or said.negated and _denied_with_its_figures(said, passage, i)):
         return None
     what = "negates it" if not said.negated else "does not negate it"
     return _reading("contradicts", passage, i, f"the clause '{passage.text(i).strip()}' holds all but "

@@ -31,7 +31,8 @@ _BRACKETED = re.compile(r"\s*[【\[]([^】\]]+)[】\]]")  # "【锦程洗衣机 
 WORD = re.compile(r"[a-z0-9]+[#+]*")  # "c#" and "c++" are not "c"
 # besides the guard's contrasts ("not only"), a negation that bounds rather than denies
 _NOT_THAN = re.compile(r"\s+(?:more|less|longer|later|earlier)\s+than\b", re.I)
-_ZH_BOUND = re.compile(r"不(?:超过|少于|低于|高于|多于|大于|小于|足|满)|几乎(?:没有|没|不)")  # bounds and hedges
+# bounds and hedges; what no limit allows (不限次数) and what a material is (不锈钢, 不粘涂层)
+_ZH_BOUND = re.compile(r"不(?:超过|少于|低于|高于|多于|大于|小于|足|满)|几乎(?:没有|没|不)|不受?限制?|无限制?|不锈钢|不粘")
 _EN_HEDGE = re.compile(r"\b(?:almost|nearly|virtually) (?:no|none|never|nothing)\b|\b(?:hardly|barely|scarcely)\b", re.I)
 _NEGATION_CHAR = re.compile("[不没未无非否别勿禁]")
 TITLE_WORDS = 8  # a title is short: at most this many words (twice as many Chinese characters)

@@ -200,7 +200,7 @@ _DENIALS = Rewrites([(re.compile(r"['’]s\b"), ""),  # "Tavistock Home's line":
             (re.compile(r"\bwithout (?:a |any )?(?:fee|charge|cost)\b|\bno (?:fee|charge)\b|\bfee-free\b"), " free "),
             (re.compile(r"\b(?:have|has|had) to\b"), " need "),
             (re.compile(r"\b(?:starting|beginning|counting|valid) from\b|\bas of\b"), " from "),
-            (re.compile(r"\b(?:up to|at most|no more than|not more than|maximum of|max\.?|not exceed|do not exceed)\b"), " most "),
+            (re.compile(r"\b(?:up to|at most|no more than|not more than|maximum of|maximum|max\.?|not exceed|do not exceed)\b"), " most "),
             (re.compile(r"禁用"), "不允许使用"), (re.compile(r"禁止|严禁|不准|不得|谢绝|不接受"), "不允许"), (re.compile(r"切勿|请勿|不要|勿"), "不"),
             (re.compile(r"至少|以上|不少于|不低于|起码"), "以上"), (re.compile(r"最多|不超过|不高于|以内|以下|最高"), "以内"),
             (re.compile(r"\b(?:closed|shut)\b"), "not open"), (re.compile(r"(?<![点\d:])(?:闭馆|关门|停业|歇业|休息)"), "不开门"),
@@ -223,7 +223,7 @@ def stem(word: str) -> str:
     words are."""
     if word.endswith("ies") and len(word) > 4:
         return (word[:-3] + "y")[:6]
-    for suffix in ("able", "ible", "ing", "ed", "es", "s", "ly"):
+    for suffix in ("able", "ible", "ings", "ing", "ed", "es", "s", "ly"):  # "settings" is "setting"
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             word = word[: -len(suffix)]
             break
@@ -331,8 +331,10 @@ class Time:
 
 _TIME_EN = re.compile(r"(?<![\d:.])(\d{1,2})(?::(\d{2}))?\s*(a\.?\s?m\.?|p\.?\s?m\.?)(?![a-z])"
                       r"|(?<![\d:.])(\d{1,2}):(\d{2})(?![\d:])(?!\s*[ap]\.?m)|\b(noon|midday|midnight)\b")
+# the minutes may stand apart when 分 says what they are ("5 点 50 分")
 _TIME_ZH = re.compile(r"(凌晨|早上|早晨|上午|中午|下午|傍晚|晚上|夜里)?\s*(\d{1,2}|十[一二]?|[一二两三四五六七八九十])\s*[点时]"
-                      r"(半|一刻|(\d{1,2}|[一二三四五六七八九十]{1,3})分?)?")
+                      r"(半|一刻|(\d{1,2}|[一二三四五六七八九十]{1,3})分?|\s+(?=[\d一二三四五六七八九十]{1,3}\s*分)"
+                      r"(?:(\d{1,2}|[一二三四五六七八九十]{1,3})\s*分))?")
 _AFTERNOON = ("下午", "傍晚", "晚上", "夜里")
 
 
@@ -365,7 +367,7 @@ def times(text: str) -> list[Time]:
         hour = int(raw) if raw.isdigit() else int(_cn_to_number(raw) or 0)
         if hour is None or hour > 24:
             continue
-        written = m.group(4) or "0"
+        written = m.group(4) or m.group(5) or "0"
         minute = (30 if m.group(3) == "半" else 15 if m.group(3) == "一刻" else int(written) if written.isdigit()
                   else int(_cn_to_number(written) or 0))
         part = m.group(1)
@@ -398,6 +400,9 @@ _UNIT_FORMS = [
     (re.compile(r"(?:每小时|时速)\s*(?:为|是|达到?|可达|约)?\s*(\d+(?:\.\d+)?)\s*(?:公里|千米|km)(?!\s*/)"), r" \1 km/h"),
     (re.compile(r"(?<=\d)\s*(?:平方千米|平方公里|km²|km2|square kilometres|square kilometers|sq km)", re.I), " km2"),
     (re.compile(r"(?<=\d)\s*(?:平方米|m²|square metres|square meters|sq m)(?![a-z])", re.I), " m2"),
+    # dimensions: each of "55 x 40 x 20 cm" is in cm
+    (re.compile(r"(\d+(?:\.\d+)?)\s*[x×*]\s*(\d+(?:\.\d+)?)\s*[x×*]\s*(\d+(?:\.\d+)?)\s*(mm|cm|m|in|厘米|毫米|米)\b"),
+     r"\1 \4 × \2 \4 × \3 \4"),
     # "a two-year warranty", "20-minute intervals": the hyphen joins a number to its unit
     (re.compile(r"(?<=[0-9a-z])-(?=(?:year|month|week|day|hour|minute|second|litre|liter|metre|meter|inch)s?\b)",
                 re.I), " "),
