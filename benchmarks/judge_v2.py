@@ -22,10 +22,10 @@ The sets:
           benchmarks/data/plain_fresh*.jsonl: 60 more each (30 English, 30 Chinese), written apart from the
           project's code while plain reading version 2 was built, each measured once before it was read
           (docs/model-judge.md, "The plain reading, measured")
-  fresh6 … fresh9
-          60 more each, written apart from the code from the issue's description of such pairs alone;
-          fresh6 and fresh7 measured once with plain reading version 2 before they were read, fresh8 and
-          fresh9 never read
+  fresh6 … fresh11
+          60 more each, written apart from the code from the issue's description of such pairs alone,
+          two at a time while plain reading version 3 was built; each pair measured once before it was
+          read (fresh10 and fresh11 never read)
   hard    benchmarks/data/plain_hard.jsonl: 960 pairs (480 a language, half full) written to be hard, near
           misses sharing most of the passage's words and supports paraphrased; the fine-tuning trial's
           data and the design set of plain reading version 3
