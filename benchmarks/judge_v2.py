@@ -52,7 +52,7 @@ PLAIN = HERE / "data" / "plain_support.jsonl"
 HOLDOUT = HERE / "data" / "plain_holdout.jsonl"
 HARD = HERE / "data" / "plain_hard.jsonl"  # hard near misses, paraphrased supports: the design set of version 3
 WRITTEN = {"plain": PLAIN, "holdout": HOLDOUT, "hard": HARD} | {
-    f"fresh{n}": HERE / "data" / f"plain_fresh{n}.jsonl" for n in ("", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11")}
+    f"fresh{n}": HERE / "data" / f"plain_fresh{n}.jsonl" for n in ("", *map(str, range(2, 12)))}
 
 
 def rows_of(name: str, data_dir: str | None, n: int):

@@ -644,7 +644,8 @@ def _denied_nearly(said: Facts, passage: Passage, i: int) -> Reading | None:
     zh = has_han(passage.text(i))
     if (len(said.words) < 3 or len(missing) > (3 if zh else 1) or len(held) / len(said.words) < NEAR_SHARE
             or _negated_about(said, here) == said.negated or len(here.words) > 2 * len(said.words) + 4
-            or _about_exception(said.words, passage.text(i)) or said.negated and _denied_with_its_figures(said, passage, i)):
+            or _about_exception(said.words, passage.text(i))
+            or said.negated and _denied_with_its_figures(said, passage, i)):
         return None
     what = "negates it" if not said.negated else "does not negate it"
     return _reading("contradicts", passage, i, f"the clause '{passage.text(i).strip()}' holds all but "
