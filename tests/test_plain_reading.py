@@ -8,6 +8,12 @@ from hypothesis import strategies as st
 from citeaudit.judges import plain
 
 
+def reads_as(claim: str, evidence: str, label: str) -> plain.Reading:
+    reading = plain.read(claim, evidence)
+    assert reading is not None and reading.label == label, reading
+    return reading
+
+
 @pytest.mark.parametrize("claim, evidence, label, clause", [
     # every word in one clause, the number the same: full, whatever else the passage says
     ("Hold the reset button for 8 seconds.",
@@ -71,8 +77,7 @@ from citeaudit.judges import plain
      "operating profit fell 3%"),
 ])
 def test_a_clause_that_holds_the_claim_decides(claim, evidence, label, clause):
-    reading = plain.read(claim, evidence)
-    assert reading is not None and reading.label == label, reading
+    reading = reads_as(claim, evidence, label)
     assert evidence[reading.start:reading.end].strip() == clause
 
 
@@ -124,8 +129,7 @@ def test_an_exception_leaves_the_negation_standing_for_the_rest():
     ("云记账试用期间不收取任何费用，试用期为一个月。", "云记账新用户在试用期内不收取任何费用，到期前3天会短信提醒。", "partial"),
 ])
 def test_what_is_missing_or_said_of_another(claim, evidence, label):
-    reading = plain.read(claim, evidence)
-    assert reading is not None and reading.label == label, reading
+    reads_as(claim, evidence, label)
 
 
 def test_a_reading_that_sees_something_missing_overrules_only_a_full():
@@ -268,8 +272,7 @@ def test_a_figure_in_another_unit_of_its_measure_is_the_same_figure(claim, evide
     ("康宁社区诊所5月5日休诊。", "康宁社区诊所将于5月1日休诊一天，5月2日起恢复正常接诊。", "contradicts"),
 ])
 def test_lists_models_units_and_dates(claim, evidence, label):
-    reading = plain.read(claim, evidence)
-    assert reading is not None and reading.label == label, reading
+    reads_as(claim, evidence, label)
 
 
 def test_an_instruction_with_its_figures_needs_not_every_word():
@@ -302,8 +305,7 @@ def test_any_text_is_read_without_error_and_its_clause_is_in_the_evidence(claim,
     ("云杉健身房的半年卡价格是 2599 元。", "云杉健身房年卡价格为 2599 元。", "none"),
 ])
 def test_controls_ranges_and_terms(claim, evidence, label):
-    reading = plain.read(claim, evidence)
-    assert reading is not None and reading.label == label, reading
+    reads_as(claim, evidence, label)
 
 
 def test_the_second_end_of_a_range_has_the_first_ends_key():
@@ -414,8 +416,7 @@ def test_a_speed_and_a_range_of_dates_as_a_reader_reads_them():
 def test_another_person_by_whom_it_is_done(claim, label):
     evidence = ("Community Hall weekly classes: Tuesday 18:30 first-aid class, taught by nurse Owen Pratley. "
                 "Wednesday 10:00 yoga, led by Dr. Amira Tolland.")
-    reading = plain.read(claim, evidence)
-    assert reading is not None and reading.label == label, reading
+    reading = reads_as(claim, evidence, label)
     if label == "none":
         assert "Owen Pratley" in reading.reason and "Amira Tolland" in reading.reason
 
@@ -463,8 +464,7 @@ def test_forgetting_empties_what_the_reading_remembers():
     ("铭川电热水壶的容量是1.7升。", "铭川电热水壶 MK-17 容量：1.7 L 功率：1800 W 材质：304不锈钢", "full"),
 ])
 def test_figures_measures_and_what_only_looks_denied(claim, evidence, label):
-    reading = plain.read(claim, evidence)
-    assert reading is not None and reading.label == label, reading
+    reads_as(claim, evidence, label)
 
 
 def test_a_denial_another_clause_makes_with_the_figures_is_no_contradiction():
