@@ -139,10 +139,13 @@ def read(claim: str, evidence: str) -> Reading | None:
     # the nearest clause; of two as near, the one with the claim's figures, then the first
     best_share, _, minus = max((share, _figures_in(said, passage.facts(i)), -i) for share, i in shares)
     best = -minus
+    # a part never mentioned is read once: the figures of the rest do not make the claim full ("… weighs 4.2 kg
+    # and has a washable filter"), and it is the last word when nothing else is said
+    part = _missing_part(claim, said, passage)
     return (_rival_number(said, passage, best, best_share) or _rival_word(claim, said, passage, best, best_share)
             or _spec_sheet(claim, said, passage) or _unnamed(claim, said, passage, best)
-            or _figured(claim, said, passage, best) or _denied_nearly(said, passage, best)
-            or _missing_part(claim, said, passage))
+            or (None if part else _figured(claim, said, passage, best)) or _denied_nearly(said, passage, best)
+            or part)
 
 
 # --- a clause that holds the whole claim ------------------------------------------------------------------
@@ -605,8 +608,6 @@ def _figured(claim: str, said: Facts, passage: Passage, i: int) -> Reading | Non
     other words ("按住童锁键三秒即可锁定面板" against "长按“童锁”键3秒，…面板按键即被锁定"): the figures are its
     anchors, and the rules before this one have found no rival in it."""
     if not (any(q.unit for q in said.numbers) or said.times) or size(claim) > FIGURED_WORDS:
-        return None
-    if _missing_part(claim, said, passage) is not None:  # "… weighs 4.2 kg and has a washable filter"
         return None
     held = said.words & (passage.facts(i).words | passage.around(i))
     missing = said.words - held
