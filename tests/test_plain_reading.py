@@ -481,3 +481,65 @@ def test_a_denial_another_clause_makes_with_the_figures_is_no_contradiction():
 def test_a_list_about_something_else_gives_no_rival_figure(claim, evidence):
     reading = plain.read(claim, evidence)
     assert reading is None or reading.label != "contradicts", reading
+
+
+@pytest.mark.parametrize("claim, evidence, label", [
+    # "used" is "use": too short a word for the suffix rule
+    ("Do not use the Pellow heater in a sauna.", "Safety: The Pellow PH-2 heater must not be used in saunas or steam rooms.",
+     "full"),
+    # half a minute, sizes of data in either step, a time written with a point, decibels
+    ("Quarrel export links are valid for 30 seconds.", "Quarrel: each export link is valid for half a minute.", "full"),
+    ("Attachments in Parcelo can be up to 2 GB.", "Parcelo attachments: up to 2,048 MB per file.", "full"),
+    ("Attachments in Parcelo can be up to 2 GB.", "Parcelo attachments: up to 2,000 MB per file.", "full"),
+    ("Attachments in Parcelo can be up to 2 GB.", "Parcelo attachments: up to 1,500 MB per file.", "contradicts"),
+    ("Last admission at the Dunlow pool is at 18:30.", "Dunlow Pool – Sunday: 9 am to 7 pm (last admission 6.30 pm).", "full"),
+    ("Last admission at the Dunlow pool is at 18:30.", "Dunlow Pool – Sunday: 9 am to 7 pm (last admission 5.30 pm).",
+     "contradicts"),
+    ("The Quietta Q2 fan runs at 38 decibels.", "Quietta Q2 – Noise: 38 dB(A); Power: 25 W.", "full"),
+    # a manual names its product once; a clause that names another thing does not take that name
+    ("Do not put the Tolvey jar in the dishwasher.", "Care: Wash the Tolvey jar by hand. Do not put the jar in the dishwasher.",
+     "full"),
+    # the kind of thing named, which the passage leaves out between the name and the word after it
+    ("The Tolvey blender jar is not dishwasher safe.",
+     "Care: Wash the Tolvey jar by hand. Do not put the jar in the dishwasher.", "full"),
+    # more same-meaning words
+    ("Harrow Library does not open on bank holidays.",
+     "Harrow Library hours: Mon–Sat 9:00–18:00. The library is closed on public holidays.", "full"),
+    ("Fenwick Pharmacy will pick up your prescriptions from your GP for free.",
+     "Fenwick Pharmacy: we collect prescriptions from your GP surgery at no cost.", "full"),
+    # an ordinal is no number; 两 before a duration is 2; 无线 is wireless, not a denial; 避免 denies
+    ("滤芯第一次使用前需浸泡15分钟。", "滤芯首次使用前请浸泡15分钟。", "full"),
+    ("首次使用前，应将耳机放入充电盒充电至少两小时。", "飞羽 A1 无线耳机：首次使用前，请将耳机放入充电盒充电至少 2 小时。", "full"),
+    ("云雀耳机的充电盒支持无线充电。", "云雀耳机充电盒仅支持有线充电，不支持无线充电。", "contradicts"),
+    ("服药后2小时内不要喝牛奶。", "服药后2小时内应避免饮用牛奶。", "full"),
+    ("暖舟保温杯不能放进微波炉加热。", "使用注意：暖舟保温杯请勿放入微波炉加热。", "full"),
+])
+def test_version_4_forms(claim, evidence, label):
+    reads_as(claim, evidence, label)
+
+
+@pytest.mark.parametrize("claim, evidence", [
+    # a name word is no kind of thing: another branch, another person
+    ("Pemberton Bakery's Castle Road branch opens at 7:00 on Sundays.",
+     "Pemberton Bakery's Ellery Street branch opens at 7 am on Sundays and closes at 1 pm."),
+    ("Dr. Lena Marsh sees patients at the Fairview Clinic on Tuesdays.",
+     "Dr. Amira Osei sees patients at the Fairview Clinic on Tuesdays."),
+    # the clause about another named thing does not take the passage's first name
+    ("The Tolvey jar must not go in the dishwasher.",
+     "The Tolvey jar is dishwasher safe. The Ardo M2 lid must not go in the dishwasher."),
+    # the figure anchors no instruction whose group of people the clause does not name
+    ("A monthly student membership at Corbel Pool costs £18.",
+     "Corbel Pool membership prices: Adult monthly £30; Off-peak monthly £18; Day pass £6."),
+])
+def test_a_name_is_not_carried_or_left_out_where_it_tells_things_apart(claim, evidence):
+    reading = plain.read(claim, evidence)
+    assert reading is None or reading.label != "full", reading
+
+
+def test_times_and_durations_as_a_reader_reads_them():
+    from citeaudit.judges.plain_facts import facts
+    assert [t.minutes for t in facts("早上七点零五分从东港站出发").times] == [425]
+    assert [t.minutes for t in facts("last admission 6.30 pm").times] == [18 * 60 + 30]
+    assert [(q.value, q.unit) for q in facts("充电两个小时").numbers] == [(2.0, "h")]
+    assert [(q.value, q.unit) for q in facts("前后两小时内").numbers] == [(2.0, "h")]
+    assert facts("第一次使用前").numbers == []

@@ -11,7 +11,9 @@ against "… but it is not waterproof", or for "Press the red button." against "
 "while", "whereas", "but", 而, 但, 却, so that "the council approved the budget; the mayor had opposed it"
 does not hold "the mayor approved the budget"), and each clause into items at its commas. A short title
 the passage opens with ("Harbin X2 vacuum — Weight: 2.8 kg", 【锦程洗衣机 XQ-80】) counts as part of every
-clause: a spec sheet names its product once. Then, in this order:
+clause: a spec sheet names its product once. So, in a passage of at most six clauses, do the names and model
+codes of the clauses before one that names nothing itself ("Wash the Brisko jar by hand. Do not place the
+jar in the dishwasher."). Then, in this order:
 
 1. A clause that holds every content word of the claim decides:
    * `full` when every number and time of the claim has its value there, the claim and the clause are both
@@ -20,6 +22,9 @@ clause: a spec sheet names its product once. Then, in this order:
    * `contradicts` when one of the two is negated and the clause is not much longer than the claim, or it
      gives a number or a range of times of the claim another value, or binds the claim's number to another
      item ("成人60元，学生30元" for "学生票价为60元").
+   A clause that holds every word but the kind of thing the claim names, where the passage leaves it out
+   between the name and the claim's next word ("The Brisko blender jar …" against "the Brisko jar"), is read
+   as holding the claim, for `full` only.
 2. Otherwise the clause that holds most of the claim is read for a rival:
    * `contradicts`: another value of one of the claim's measures ("for 3 seconds" / "for 8 seconds",
      "1.5 kg" / "1,150 grams"), another time, another word of a closed set where the claim's is missing (a
@@ -70,8 +75,8 @@ from citeaudit.quantities import normalise, quantities
 from citeaudit.text import HAN_RUN, NOT_NAMES, STOP_WORDS, has_han
 
 MIN_WORDS = 2
-# The version of the reading, signed with the judge (model:…|plain=on@3): a change here changes judgments.
-VERSION = 3
+# The version of the reading, signed with the judge (model:…|plain=on@4): a change here changes judgments.
+VERSION = 4
 NEAR_SHARE = 0.75  # of the claim's words in one clause: the clause is about what the claim is about
 PART_SHARE = 0.6  # of the rest of a claim's words, for a part with none of its words to be the part missing
 RIVAL_SHARE = 0.5  # of the claim's other words, for a clause with a rival word to be about the claim
@@ -133,7 +138,8 @@ def read(claim: str, evidence: str) -> Reading | None:
         return None
     holding = [i for share, i in shares if share == 1.0]
     verdicts = [_verdict(claim, said, passage, i) for i in holding]
-    decided = next((v for v in verdicts if v and v.label == "full"), None) or next((v for v in verdicts if v), None)
+    decided = (next((v for v in verdicts if v and v.label == "full"), None) or next((v for v in verdicts if v), None)
+               or _kind_unsaid(claim, said, passage, shares))
     if decided is not None:
         return decided
     # the nearest clause; of two as near, the one with the claim's figures, then the first
@@ -149,6 +155,46 @@ def read(claim: str, evidence: str) -> Reading | None:
 
 
 # --- a clause that holds the whole claim ------------------------------------------------------------------
+
+
+def _kind_unsaid(claim: str, said: Facts, passage: Passage, shares: list[tuple[float, int]]) -> Reading | None:
+    """`full` where a clause holds every word of the claim but the kind of thing it names, which the passage
+    leaves out after the name ("The Brisko blender jar is not dishwasher safe." against "Wash the Brisko jar by
+    hand. Do not place the jar in the dishwasher.")."""
+    for _, i in sorted(shares, reverse=True):
+        missing = said.words - passage.facts(i).words - passage.around(i)
+        if not missing or has_han(claim) or not _named_kind(claim, missing, passage.evidence, strict=True):
+            continue
+        verdict = _verdict(claim, replace(said, words=said.words - missing), passage, i)
+        if verdict is not None and verdict.label == "full":
+            return replace(verdict, reason=f"the clause '{passage.text(i).strip()}' holds every word of the claim but "
+                                           f"'{min(missing)}', which the passage leaves out between a name and the "
+                                           "word after it")
+    return None
+
+
+# the words of an English sentence, as a name and the kind of thing after it are read
+_WORDS = re.compile(r"[\w'’-]+")
+
+
+def _named_kind(claim: str, missing: set[str], evidence: str, strict: bool = False) -> bool:
+    """Whether the missing words are one or two lower-case words of an English claim right after a name the
+    evidence gives, which name the kind of thing named ("The Halden air purifier" against "Halden AP-300"),
+    and the evidence names no other kind after that name ("The Kiro mouse" is not "The Kiro K7 keyboard").
+    `strict`: the evidence follows the name with the claim's word after the kind ("the Brisko jar" for "The
+    Brisko blender jar"), so that the kind is all it leaves out."""
+    words = _WORDS.findall(claim)
+    at = [k for k, w in enumerate(words) if facts(w).words & missing]
+    if not 0 < len(at) <= 2 or len(at) != len(missing) or at[-1] - at[0] != len(at) - 1 or at[0] == 0:
+        return False
+    name = words[at[0] - 1]
+    if not name[:1].isupper() or name.lower() not in evidence.lower() or not all(words[k].islower() for k in at):
+        return False
+    following = _word_after(name, evidence)
+    if strict:
+        return at[-1] + 1 < len(words) and following is not None and bool(
+            facts(following).words & facts(words[at[-1] + 1]).words)
+    return following is None or following in _SHEET_WORDS or following in STOP_WORDS
 
 
 def _verdict(claim: str, said: Facts, passage: Passage, i: int) -> Reading | None:
@@ -561,14 +607,7 @@ def _subject_word(claim: str, missing: set[str], evidence: str) -> bool:
     if not missing <= before:
         return False
     if not has_han(claim):
-        if len(missing) == 1:
-            return True
-        words = re.findall(r"[\w'’-]+", bare[:first])
-        at = [k for k, w in enumerate(words) if facts(w).words & missing]
-        name = words[at[0] - 1] if at and at[0] > 0 and words[at[0] - 1][:1].isupper() else None
-        return (len(missing) == 2 and len(at) == 2 and at[1] - at[0] == 1 and name is not None
-                and not any(c.isdigit() for c in words[at[0]] + words[at[1]]) and name.lower() in evidence.lower()
-                and not _other_kind_after(name, evidence))
+        return len(missing) == 1 or _named_kind(bare[:first], missing, evidence)
     content = [c for c in without_negation(canonical(bare[:first])) if HAN_RUN.match(c) and c not in STOP_CHARS]
     at = [k for k, c in enumerate(content) if c in missing]
     if len(at) != len(missing):
@@ -590,17 +629,24 @@ _CODE = re.compile(r"[\s·-]*(?:[A-Za-z-]*\d[\w-]*|[A-Z]{2,}\b)[\s·]*")  # "AP-
 
 
 def _other_kind_after(name: str, evidence: str) -> bool:
-    """Whether the evidence, where it first gives `name`, follows it (past a model code: "Kiro K7") with a word
-    that names another kind of thing ("keyboard"), not a spec sheet's word ("specifications") or a stop."""
+    """Whether the evidence, where it first gives `name`, follows it with a word that names another kind of
+    thing ("keyboard"), not a spec sheet's word ("specifications") or a stop."""
+    following = _word_after(name, evidence)
+    return following is not None and following not in _SHEET_WORDS and following not in STOP_WORDS
+
+
+def _word_after(name: str, evidence: str) -> str | None:
+    """The word (a Chinese character) the evidence follows `name` with where it first gives it, past a model
+    code ("Kiro K7 keyboard": "keyboard")."""
     text = normalise(evidence)
     at = text.lower().find(name.lower())
     if at < 0:
-        return False
+        return None
     rest = text[at + len(name):]
     while (m := _CODE.match(rest)) and m.group(0):  # past model codes
         rest = rest[m.end():]
     following = re.match(r"\s*([a-z]{3,}|[\u4e00-\u9fff])", rest)
-    return bool(following) and following.group(1) not in _SHEET_WORDS and following.group(1) not in STOP_WORDS
+    return following.group(1) if following else None
 
 
 def _figured(claim: str, said: Facts, passage: Passage, i: int) -> Reading | None:
@@ -611,7 +657,10 @@ def _figured(claim: str, said: Facts, passage: Passage, i: int) -> Reading | Non
         return None
     held = said.words & (passage.facts(i).words | passage.around(i))
     missing = said.words - held
-    if not missing:  # a clause that holds every word was read in the first step
+    # a clause that holds every word was read in the first step; who or which of a kind (a group of people, a
+    # tier, a role, a branch) tells the claim from its neighbours ("student" of "a monthly student membership
+    # … £22" against "Off-peak monthly £22")
+    if not missing or missing & characters(set().union(*(said.rivals.get(name, set()) for name in _WHO_OR_WHICH))):
         return None
     anchors = len([q for q in said.numbers if q.unit]) + len(said.times)  # each figure found makes a word less needed
     if has_han(claim):
@@ -624,6 +673,9 @@ def _figured(claim: str, said: Facts, passage: Passage, i: int) -> Reading | Non
         return None
     return replace(verdict, reason=f"the clause '{passage.text(i).strip()}' gives every figure of the claim and its "
                                    f"words but '{''.join(sorted(missing)) if has_han(claim) else min(missing)}'")
+
+
+_WHO_OR_WHICH = ("person", "tier", "role", "branch")
 
 
 def _figures_in(said: Facts, here: Facts) -> int:

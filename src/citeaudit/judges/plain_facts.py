@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 
 from citeaudit.judges.guard import _same_value, masked_not_negating
-from citeaudit.judges.plain_words import (STOP_CHARS, STOP_EXTRA, Time, canonical, in_base, ranges, rival_words, stem,
+from citeaudit.judges.plain_words import (BINARY, STOP_CHARS, STOP_EXTRA, Time, canonical, in_base, ranges, rival_words, stem,
                                           times, unit_forms)
 from citeaudit.quantities import CONTRASTIVE, NEGATION_EN, NEGATION_ZH, Quantity, normalise, quantities
 from citeaudit.text import HAN_RUN, STOP_WORDS, has_han
@@ -31,10 +31,14 @@ _BRACKETED = re.compile(r"\s*[【\[]([^】\]]+)[】\]]")  # "【锦程洗衣机 
 WORD = re.compile(r"[a-z0-9]+[#+]*")  # "c#" and "c++" are not "c"
 # besides the guard's contrasts ("not only"), a negation that bounds rather than denies
 _NOT_THAN = re.compile(r"\s+(?:more|less|longer|later|earlier)\s+than\b", re.I)
-# bounds and hedges; what no limit allows (不限次数) and what a material is (不锈钢, 不粘涂层)
-_ZH_BOUND = re.compile(r"不(?:超过|少于|低于|高于|多于|大于|小于|足|满)|几乎(?:没有|没|不)|不受?限制?|无限制?|不锈钢|不粘")
+# what a thing is, 无 and all (无线耳机 is wireless, 无人机 a drone): its 无 is a word, as 有 of 有线 is not
+_ZH_THINGS = r"无线|无人机|无绳"
+# bounds and hedges; what no limit allows (不限次数), what a material is (不锈钢, 不粘涂层), a thing, "whatever"
+_ZH_BOUND = re.compile(r"不(?:超过|少于|低于|高于|多于|大于|小于|足|满)|几乎(?:没有|没|不)|不受?限制?|无限制?|不锈钢|不粘|"
+                       rf"无论|{_ZH_THINGS}")
 _EN_HEDGE = re.compile(r"\b(?:almost|nearly|virtually) (?:no|none|never|nothing)\b|\b(?:hardly|barely|scarcely)\b", re.I)
 _NEGATION_CHAR = re.compile("[不没未无非否别勿禁]")
+NAMED_ONCE_CLAUSES = 6  # a passage this short is about one thing, named once (a web page names many)
 TITLE_WORDS = 8  # a title is short: at most this many words (twice as many Chinese characters)
 # a clause that goes on about what the clause before it is about ("…splash resistant, but it is not
 # waterproof", "…具备防溅功能，但并不防水") holds that clause's words too
@@ -121,6 +125,7 @@ def forget() -> None:
     """Empty the memory of texts and passages read."""
     _remembered.cache_clear()
     passage_of.cache_clear()
+    names_in.cache_clear()
 
 
 def _read(text: str) -> Facts:
@@ -141,7 +146,7 @@ def without_negation(text: str) -> str:
     """`text` with its negations taken out ("cannot" -> "can", 不允许 -> 允许): whether a claim and a clause
     are negated is compared apart, and a negation must not hide that they say the same words."""
     if has_han(text):
-        masked = masked_not_negating(text)
+        masked = re.sub(_ZH_THINGS, lambda m: "\u3000" * len(m.group(0)), masked_not_negating(text))
         return "".join(c if m == "\u3000" or not _NEGATION_CHAR.match(c) else "" for c, m in zip(text, masked))
     return NEGATION_EN.sub(lambda m: "can" if m.group(0).lower() == "cannot" else " ", text)
 
@@ -165,8 +170,10 @@ def matched(q: Quantity, theirs: list[Quantity]) -> Quantity | None:
 
 
 def same_measure(q: Quantity, e: Quantity) -> bool:
-    (a, unit), (b, other) = in_base(q.value, q.unit), in_base(e.value, e.unit)
-    return unit is not None and unit == other and q.unit != e.unit and abs(a - b) <= 1e-9 + 1e-6 * abs(a)
+    return q.unit != e.unit and any(unit is not None and unit == other and abs(a - b) <= 1e-9 + 1e-6 * abs(a)
+                                    for (a, unit), (b, other) in ((in_base(q.value, q.unit), in_base(e.value, e.unit)),
+                                                                  (in_base(q.value, q.unit, BINARY),
+                                                                   in_base(e.value, e.unit, BINARY))))
 
 
 def same_kind(q: Quantity, e: Quantity) -> bool:
@@ -240,11 +247,14 @@ class Passage:
     _facts: dict[int, Facts] = field(default_factory=dict)
 
     def around(self, i: int) -> set[str]:
-        """The words a clause is read with besides its own: the title's, and those of the clause it goes on
-        about."""
+        """The words a clause is read with besides its own: the title's, those of the clause it goes on about,
+        and the names the passage gave before it where it names nothing itself (a manual names its product
+        once: "Wash the Brisko jar by hand. Do not place the jar in the dishwasher.")."""
         words = set(self.title.words) if self.title else set()
         if i > 0 and _GOES_ON.match(self.text(i).lstrip()) and self.evidence[self.spans[i - 1][1]] not in _STOPS:
             words |= self.facts(i - 1).words
+        if len(self.spans) <= NAMED_ONCE_CLAUSES and not names_in(self.text(i)):
+            words |= set().union(*(self.facts(j).words & names_in(self.text(j)) for j in range(i)))
         return words
 
     def text(self, i: int) -> str:
@@ -266,6 +276,16 @@ class Passage:
         """Each figure with a unit in the passage, with the words that say what it is (its key) and its clause."""
         return [(key_of(item, e), e, i) for i in range(len(self.spans)) for item in clause_items(self.facts(i))
                 for e in item.numbers if e.unit is not None and not e.unit.startswith("#")]
+
+
+# a name within an English sentence (not its first word) or a model code: "the Brisko jar", "SH-1", "LQ312"
+_NAME = re.compile(r"(?<=[\w,'’)] )[A-Z][\w'’-]*|(?<![\w.-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z\d][\w-]*")
+
+
+@lru_cache(maxsize=256)
+def names_in(text: str) -> frozenset[str]:
+    """The words of the names and model codes of an English text, as its facts hold them."""
+    return frozenset().union(*(facts(m.group(0)).words for m in _NAME.finditer(text)))
 
 
 # A passage is read for every claim that cites it, and again in every cited set it belongs to; a few of

@@ -69,7 +69,7 @@ _SAME_EN = [
     ("send", "sent"),
     ("run", "ran"),
     ("teach", "taught"),  # not "led": lower-cased, it is also an LED
-    ("lasts", "valid for", "covers"),
+    ("lasts", "valid for", "covers", "expire after", "expires after"),
     ("open", "opens", "opening hours", "opening times", "business hours", "hours"),
     ("discount", "offer", "deal", "promotion"),
     ("room", "rooms", "guest room", "guest rooms"),
@@ -79,6 +79,12 @@ _SAME_EN = [
     ("adult", "adults"),
     ("photo", "photos", "picture", "pictures", "photograph", "photographs"),
     ("borrow", "borrows", "borrowed", "borrowing", "loan", "loans", "loaned", "lend", "lends", "lent"),
+    ("collect", "collects", "collected", "collecting", "pick up", "picks up", "picked up", "picking up"),
+    ("select", "selects", "selected", "choose", "chooses", "chose", "chosen", "click", "clicks", "clicked", "pick"),
+    ("holiday", "holidays", "bank holiday", "bank holidays", "public holiday", "public holidays"),
+    ("schedule", "scheduled", "planned"),
+    ("screen", "display"),
+    ("beside", "next to", "alongside", "adjacent to"),
 ]
 _SAME_ZH = [
     ("工作日", "周一至周五", "周一到周五", "星期一至星期五", "星期一到星期五"),
@@ -114,6 +120,10 @@ _SAME_ZH = [
     ("顾客", "客户", "用户", "游客", "访客", "旅客", "乘客"),
     ("儿童", "孩子", "小孩"),
     ("电池容量", "电池"),
+    ("放入", "放进"),
+    ("冷冻", "冻结", "冰冻"),
+    ("饮用", "喝"),
+    ("就诊", "看病", "看诊", "接诊"),
 ]
 
 
@@ -201,7 +211,7 @@ _DENIALS = Rewrites([(re.compile(r"['’]s\b"), ""),  # "Tavistock Home's line":
             (re.compile(r"\b(?:have|has|had) to\b"), " need "),
             (re.compile(r"\b(?:starting|beginning|counting|valid) from\b|\bas of\b"), " from "),
             (re.compile(r"\b(?:up to|at most|no more than|not more than|maximum of|maximum|max\.?|not exceed|do not exceed)\b"), " most "),
-            (re.compile(r"禁用"), "不允许使用"), (re.compile(r"禁止|严禁|不准|不得|谢绝|不接受"), "不允许"), (re.compile(r"切勿|请勿|不要|勿"), "不"),
+            (re.compile(r"禁用"), "不允许使用"), (re.compile(r"禁止|严禁|不准|不得|谢绝|不接受"), "不允许"), (re.compile(r"切勿|请勿|不要|勿|避免"), "不"),
             (re.compile(r"至少|以上|不少于|不低于|起码"), "以上"), (re.compile(r"最多|不超过|不高于|以内|以下|最高"), "以内"),
             (re.compile(r"\b(?:closed|shut)\b"), "not open"), (re.compile(r"(?<![点\d:])(?:闭馆|关门|停业|歇业|休息)"), "不开门"),
             (re.compile(r"周一至周日|周一到周日|每周七天|全年无休|7 days a week|seven days a week"), " every1d "),
@@ -223,6 +233,8 @@ def stem(word: str) -> str:
     words are."""
     if word.endswith("ies") and len(word) > 4:
         return (word[:-3] + "y")[:6]
+    if word in _SHORT_FORMS:  # too short for the suffix rule: "must not be used" is "do not use"
+        return _SHORT_FORMS[word]
     for suffix in ("able", "ible", "ings", "ing", "ed", "es", "s", "ly"):  # "settings" is "setting"
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             word = word[: -len(suffix)]
@@ -231,6 +243,8 @@ def stem(word: str) -> str:
         word = word[:-1]
     return word[:6]
 
+
+_SHORT_FORMS = {"used": "use", "using": "use"}
 
 # English words too common to say what a claim is about, besides the calibration's stop words
 STOP_EXTRA = frozenset("""between from until till during within after before about around approximately also just any some can
@@ -329,11 +343,11 @@ class Time:
         return (self.minutes + 720) % 1440 == other.minutes or (other.minutes + 720) % 1440 == self.minutes
 
 
-_TIME_EN = re.compile(r"(?<![\d:.])(\d{1,2})(?::(\d{2}))?\s*(a\.?\s?m\.?|p\.?\s?m\.?)(?![a-z])"
+_TIME_EN = re.compile(r"(?<![\d:.])(\d{1,2})(?:[:.](\d{2}))?\s*(a\.?\s?m\.?|p\.?\s?m\.?)(?![a-z])"  # "6.30 pm" too
                       r"|(?<![\d:.])(\d{1,2}):(\d{2})(?![\d:])(?!\s*[ap]\.?m)|\b(noon|midday|midnight)\b")
-# the minutes may stand apart when 分 says what they are ("5 点 50 分")
+# the minutes may stand apart when 分 says what they are ("5 点 50 分"); 七点零五分 is 7:05
 _TIME_ZH = re.compile(r"(凌晨|早上|早晨|上午|中午|下午|傍晚|晚上|夜里)?\s*(\d{1,2}|十[一二]?|[一二两三四五六七八九十])\s*[点时]"
-                      r"(半|一刻|(\d{1,2}|[一二三四五六七八九十]{1,3})分?|\s+(?=[\d一二三四五六七八九十]{1,3}\s*分)"
+                      r"(半|一刻|(\d{1,2}|[零一二三四五六七八九十]{1,3})分?|\s+(?=[\d一二三四五六七八九十]{1,3}\s*分)"
                       r"(?:(\d{1,2}|[一二三四五六七八九十]{1,3})\s*分))?")
 _AFTERNOON = ("下午", "傍晚", "晚上", "夜里")
 
@@ -379,7 +393,8 @@ def times(text: str) -> list[Time]:
 
 # --- units a spec sheet writes that the guard's quantities do not read -----------------------------------
 _UNIT_FORMS = [
-    (re.compile(r"\bhalf an? (litre|liter|kilo|kilogram|hour|day|mile|metre|meter)\b", re.I), r"0.5 \1"),
+    (re.compile(r"第一(?=次|班)"), "首"),  # an ordinal, not the number 1: 第一次 is 首次
+    (re.compile(r"\bhalf an? (litre|liter|kilo|kilogram|hour|day|mile|metre|meter|minute)\b", re.I), r"0.5 \1"),
     (re.compile(r"半(小时|个小时|公斤|升|米)"), r"0.5\1"),
     (re.compile(r"(?<=\d)\s*兆(?![瓦赫])"), " MB"), (re.compile(r"\btwice a year\b|一年两次|每年两次", re.I), " every6mo "),
     # a currency's code before the number, as its sign ("EUR 12" is €12, as "12 euros" is)
@@ -388,7 +403,7 @@ _UNIT_FORMS = [
     (re.compile(r"(?<=\d)\s*千瓦时"), " kWh"), (re.compile(r"(?<=\d)\s*瓦时"), " Wh"), (re.compile(r"(?<=\d)\s*千瓦"), " kW"),
     (re.compile(r"(?<=\d)\s*瓦"), " W"), (re.compile(r"(?<=\d)\s*毫安时"), " mAh"), (re.compile(r"(?<=\d)\s*毫升"), " ml"),
     (re.compile(r"(?<=\d)\s*升"), " l"), (re.compile(r"(?<=\d)\s*厘米"), " cm"), (re.compile(r"(?<=\d)\s*毫米"), " mm"),
-    (re.compile(r"(?<=\d)\s*英寸"), " inch"), (re.compile(r"(?<=\d)\s*分贝"), " dB"),
+    (re.compile(r"(?<=\d)\s*英寸"), " inch"), (re.compile(r"(?<=\d)\s*(?:分贝|decibels?\b)"), " dB"),
     (re.compile(r"(?<=\d)\s*度(?![数角])"), " °C"),  # 180度的烤箱: a temperature
     (re.compile(r"(?<=\d)\s*(?:周岁|岁)"), " years of age "), (re.compile(r"(?<=\d)\s*(?:years old|year-old)\b"), " years of age "),
     (re.compile(r"(?<![\d一二三四五六七八九十])一个(?=月|小时|星期)"), "1个"),  # 一个月 is a number of months
@@ -413,14 +428,16 @@ _UNIT_FORMS = Rewrites(_UNIT_FORMS)
 # one unit in another's terms: a value in the first is the value times the factor in the second
 _BASE = {"kg": ("g", 1000), "t": ("g", 1_000_000), "kw": ("w", 1000), "mw": ("w", 1_000_000), "kwh": ("wh", 1000),
          "l": ("ml", 1000), "km": ("mm", 1_000_000), "m": ("mm", 1000), "cm": ("mm", 10), "h": ("s", 3600),
-         "min": ("s", 60), "d": ("s", 86400), "wk": ("d", 7), "yr": ("mo", 12), "tb": ("gb", 1000), "ah": ("mah", 1000)}
+         "min": ("s", 60), "d": ("s", 86400), "wk": ("d", 7), "yr": ("mo", 12), "tb": ("gb", 1000), "gb": ("mb", 1000), "ah": ("mah", 1000)}
+# sizes of data are written in both steps: 4 GB is 4,096 MB on one sheet and 4,000 MB on another
+BINARY = {"tb": ("gb", 1024), "gb": ("mb", 1024)}
 
 
-def in_base(value: float, unit: str | None) -> tuple[float, str | None]:
+def in_base(value: float, unit: str | None, steps: dict[str, tuple[str, int]] | None = None) -> tuple[float, str | None]:
     """`value` of `unit` in the smallest unit it is measured in here: 1.15 kg -> 1150 g, 2 kW -> 2000 W, two
-    years -> 24 months."""
+    years -> 24 months; with `steps` (BINARY), those steps instead of the base's."""
     while unit in _BASE:
-        unit, factor = _BASE[unit]
+        unit, factor = (steps or {}).get(unit) or _BASE[unit]
         value *= factor
     return value, unit
 
@@ -451,6 +468,9 @@ _DURATIONS = [
     (re.compile(rf"({_CN_COUNT})个?(?:小时|钟头)零?({_CN_COUNT})分(?:钟)?"),
      lambda m: _minutes(m.group(1), m.group(2), "分钟")),
     (re.compile(r"一刻钟"), "15分钟"), (re.compile(r"三刻钟"), "45分钟"),
+    # 两 is 2 before a duration, as 两年 already reads (两小时, 两个小时)
+    (re.compile(r"(?<![一二三四五六七八九十百千万\d])两(?=个?(?:小时|钟头|分钟|天|周|星期|月|年))"), "2"),
+    (re.compile(r"(?<=\d)个(?=小时|钟头)"), ""),  # 2个小时 is 2小时
     # "an hour and a half", "two and a half years", "1 hour 30 minutes", "a quarter of an hour"
     (re.compile(r"\b(?:an|one|1) hour and a half\b", re.I), "1.5 hours"),
     (re.compile(rf"\b({_EN_COUNT}) {_EN_PERIOD} and a half\b", re.I),
