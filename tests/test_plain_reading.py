@@ -543,3 +543,9 @@ def test_times_and_durations_as_a_reader_reads_them():
     assert [(q.value, q.unit) for q in facts("充电两个小时").numbers] == [(2.0, "h")]
     assert [(q.value, q.unit) for q in facts("前后两小时内").numbers] == [(2.0, "h")]
     assert facts("第一次使用前").numbers == []
+
+
+def test_a_rival_word_is_named_against_the_claims_word_the_clause_lacks():
+    reading = reads_as("The Orrin clinic is open on Wednesdays and Thursdays.",
+                       "The Orrin clinic is open on Tuesdays and Thursdays.", "contradicts")
+    assert "'tuesda' where the claim has 'wednes'" in reading.reason, reading.reason

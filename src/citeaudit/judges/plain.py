@@ -284,9 +284,10 @@ def _other_rival(said: Facts, passage: Passage, i: int) -> Reading | None:
     for rival in RIVAL_SETS:
         ours = said.rivals.get(rival.name, set())
         theirs = found.get(rival.name, set()) - ours
-        if ours and theirs and not ours <= found.get(rival.name, set()):
+        unsaid = ours - found.get(rival.name, set())  # the claim's word the clause has another of the set for
+        if ours and theirs and unsaid:
             return _reading(rival.label, passage, i, f"the clause '{passage.text(i).strip()}' has "
-                                                     f"'{sorted(theirs)[0]}' where the claim has '{sorted(ours)[0]}'")
+                                                     f"'{sorted(theirs)[0]}' where the claim has '{sorted(unsaid)[0]}'")
     return None
 
 

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 
 from citeaudit.judges.guard import _same_value, masked_not_negating
-from citeaudit.judges.plain_words import (BINARY, STOP_CHARS, STOP_EXTRA, Time, canonical, in_base, ranges, rival_words, stem,
-                                          times, unit_forms)
+from citeaudit.judges.plain_words import (BINARY, STOP_CHARS, STOP_EXTRA, Time, canonical, in_base, ranges, rival_words,
+                                          stem, times, unit_forms)
 from citeaudit.quantities import CONTRASTIVE, NEGATION_EN, NEGATION_ZH, Quantity, normalise, quantities
 from citeaudit.text import HAN_RUN, STOP_WORDS, has_han
 

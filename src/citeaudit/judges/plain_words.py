@@ -428,12 +428,14 @@ _UNIT_FORMS = Rewrites(_UNIT_FORMS)
 # one unit in another's terms: a value in the first is the value times the factor in the second
 _BASE = {"kg": ("g", 1000), "t": ("g", 1_000_000), "kw": ("w", 1000), "mw": ("w", 1_000_000), "kwh": ("wh", 1000),
          "l": ("ml", 1000), "km": ("mm", 1_000_000), "m": ("mm", 1000), "cm": ("mm", 10), "h": ("s", 3600),
-         "min": ("s", 60), "d": ("s", 86400), "wk": ("d", 7), "yr": ("mo", 12), "tb": ("gb", 1000), "gb": ("mb", 1000), "ah": ("mah", 1000)}
+         "min": ("s", 60), "d": ("s", 86400), "wk": ("d", 7), "yr": ("mo", 12), "tb": ("gb", 1000), "gb": ("mb", 1000),
+         "ah": ("mah", 1000)}
 # sizes of data are written in both steps: 4 GB is 4,096 MB on one sheet and 4,000 MB on another
 BINARY = {"tb": ("gb", 1024), "gb": ("mb", 1024)}
 
 
-def in_base(value: float, unit: str | None, steps: dict[str, tuple[str, int]] | None = None) -> tuple[float, str | None]:
+def in_base(value: float, unit: str | None,
+            steps: dict[str, tuple[str, int]] | None = None) -> tuple[float, str | None]:
     """`value` of `unit` in the smallest unit it is measured in here: 1.15 kg -> 1150 g, 2 kW -> 2000 W, two
     years -> 24 months; with `steps` (BINARY), those steps instead of the base's."""
     while unit in _BASE:
