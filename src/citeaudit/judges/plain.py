@@ -161,9 +161,11 @@ def _kind_unsaid(claim: str, said: Facts, passage: Passage, shares: list[tuple[f
     """`full` where a clause holds every word of the claim but the kind of thing it names, which the passage
     leaves out after the name ("The Brisko blender jar is not dishwasher safe." against "Wash the Brisko jar by
     hand. Do not place the jar in the dishwasher.")."""
+    if has_han(claim) or size(claim) > JOINED_WORDS:  # a plain English sentence names one thing
+        return None
     for _, i in sorted(shares, reverse=True):
         missing = said.words - passage.facts(i).words - passage.around(i)
-        if not missing or has_han(claim) or not _named_kind(claim, missing, passage.evidence, strict=True):
+        if not 0 < len(missing) <= 2 or not _named_kind(claim, missing, passage.evidence, strict=True):
             continue
         verdict = _verdict(claim, replace(said, words=said.words - missing), passage, i)
         if verdict is not None and verdict.label == "full":
