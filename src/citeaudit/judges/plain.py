@@ -13,7 +13,8 @@ does not hold "the mayor approved the budget"), and each clause into items at it
 the passage opens with ("Harbin X2 vacuum — Weight: 2.8 kg", 【锦程洗衣机 XQ-80】) counts as part of every
 clause: a spec sheet names its product once. So, in a passage of at most six clauses, do the names and model
 codes of the clauses before one that names nothing itself ("Wash the Brisko jar by hand. Do not place the
-jar in the dishwasher."). Then, in this order:
+jar in the dishwasher."), for holding the claim only: a rival or a denial is read in the clause as it stands.
+Then, in this order:
 
 1. A clause that holds every content word of the claim decides:
    * `full` when every number and time of the claim has its value there, the claim and the clause are both
@@ -136,7 +137,10 @@ def read(claim: str, evidence: str) -> Reading | None:
               for i in range(len(passage.spans))]
     if not shares:
         return None
-    holding = [i for share, i in shares if share == 1.0]
+    # a clause holds the claim with the names the passage gave before it; a rival or a denial is read in the
+    # clause as it stands ("The report gives no annual energy estimate" denies no "Eco" of an earlier clause)
+    holding = [i for share, i in shares
+               if share == 1.0 or said.words <= passage.facts(i).words | passage.around(i, True)]
     verdicts = [_verdict(claim, said, passage, i) for i in holding]
     decided = (next((v for v in verdicts if v and v.label == "full"), None) or next((v for v in verdicts if v), None)
                or _kind_unsaid(claim, said, passage, shares))
@@ -164,7 +168,7 @@ def _kind_unsaid(claim: str, said: Facts, passage: Passage, shares: list[tuple[f
     if has_han(claim) or size(claim) > JOINED_WORDS:  # a plain English sentence names one thing
         return None
     for _, i in sorted(shares, reverse=True):
-        missing = said.words - passage.facts(i).words - passage.around(i)
+        missing = said.words - passage.facts(i).words - passage.around(i, True)
         if not 0 < len(missing) <= 2 or not _named_kind(claim, missing, passage.evidence, strict=True):
             continue
         verdict = _verdict(claim, replace(said, words=said.words - missing), passage, i)
@@ -565,7 +569,7 @@ def _unnamed(claim: str, said: Facts, passage: Passage, i: int) -> Reading | Non
     "Specifications. … Weight: 1.3 kg."; "这台笔记本重1.3公斤" against "重量1.3kg")."""
     if not (any(q.unit for q in said.numbers) or said.times):
         return None
-    around = passage.facts(i).words | passage.around(i)
+    around = passage.facts(i).words | passage.around(i, True)
     missing = said.words - around
     # what the figure's unit measures, where the clause names no measure of that kind: "The trail is 7.5 km
     # long." against "Alder Trail: a 7.5 km walk", not "The desk is 120 cm wide." against "Length: 120 cm"

@@ -246,14 +246,14 @@ class Passage:
     title: Facts | None
     _facts: dict[int, Facts] = field(default_factory=dict)
 
-    def around(self, i: int) -> set[str]:
+    def around(self, i: int, named: bool = False) -> set[str]:
         """The words a clause is read with besides its own: the title's, those of the clause it goes on about,
-        and the names the passage gave before it where it names nothing itself (a manual names its product
-        once: "Wash the Brisko jar by hand. Do not place the jar in the dishwasher.")."""
+        and with `named`, the names the passage gave before it where it names nothing itself (a manual names
+        its product once: "Wash the Brisko jar by hand. Do not place the jar in the dishwasher.")."""
         words = set(self.title.words) if self.title else set()
         if i > 0 and _GOES_ON.match(self.text(i).lstrip()) and self.evidence[self.spans[i - 1][1]] not in _STOPS:
             words |= self.facts(i - 1).words
-        if len(self.spans) <= NAMED_ONCE_CLAUSES and not names_in(self.text(i)):
+        if named and len(self.spans) <= NAMED_ONCE_CLAUSES and not names_in(self.text(i)):
             words |= set().union(*(self.facts(j).words & names_in(self.text(j)) for j in range(i)))
         return words
 
