@@ -431,6 +431,39 @@ def test_the_calibration_keeps_its_band_and_chinese_threshold(adapted):
     assert "|zh=judge-v2#" in shipped.signature and "|band=0.13|" in shipped.signature
 
 
+def test_english_labels_leave_chinese_pairs_with_the_bases_judge_v2(tiny_judge, tmp_path, monkeypatch):
+    # the shipped judge-v1 hands Chinese pairs to judge-v2: adapted on English labels alone, so does the
+    # adapted judge (before, `model:path=` an adapted judge sent them to the weaker embedding judge)
+    monkeypatch.setattr(adapt, "shipped_model_dir", lambda: tiny_judge)
+    quick = adapt.Settings(folds=0, recalibrate_only=True, resamples=20, anchor_rows=20)
+    report = adapt.adapt_judge(_team(_rows(lang="en")), tmp_path / "en", tiny_judge, quick)
+    assert report["plan"]["chinese_judge"] == "judge-v2"
+    assert json.loads((tmp_path / "en" / "config.json").read_text())["chinese_judge"] == "judge-v2"
+    judge = ModelJudge(path=tmp_path / "en")
+    assert judge.zh == "v2" and "|zh=judge-v2#" in judge.signature
+    # adapted again, from that judge, with Chinese labels too: they do not move Chinese pairs to the
+    # embedding judge, they are left for judge-v2's own adaptation, and the report says so
+    both = adapt.adapt_judge(_team(_rows()), tmp_path / "both", tmp_path / "en", quick)
+    assert both["plan"]["chinese"] is None and both["plan"]["chinese_judge"] == "judge-v2"
+    assert any("--base judge-v2" in reason for reason in both["plan"]["reasons"])
+    assert ModelJudge(path=tmp_path / "both").zh == "v2"
+    # Chinese labels alone adapt nothing here, and the refusal says why
+    with pytest.raises(InputError, match="nothing to adapt this judge with: Chinese: this judge hands Chinese "
+                                         "pairs to judge-v2"):
+        adapt.adapt_judge(_team(_rows(lang="zh")), tmp_path / "zh", tmp_path / "en", quick)
+    # a directory that names no Chinese judge (adapted before) keeps the embedding judge, signed as before
+    assert ModelJudge(path=tiny_judge).zh == "embedding"
+
+
+def test_a_bad_chinese_judge_in_config_json_is_a_located_error(tmp_path):
+    shutil.copytree(shipped_model_dir(), tmp_path / "j")
+    data = json.loads((tmp_path / "j" / "config.json").read_text())
+    (tmp_path / "j" / "config.json").write_text(json.dumps({**data, "chinese_judge": "gpt"}))
+    with pytest.raises(JudgeSetupError, match=r"config.json: chinese_judge: expected \"judge-v2\" or no such key, "
+                                              r"found 'gpt'"):
+        ModelJudge(path=tmp_path / "j")
+
+
 def test_a_bad_band_in_calibration_json_is_a_located_error(tmp_path):
     shutil.copytree(shipped_model_dir(), tmp_path / "j")
     data = json.loads((tmp_path / "j" / "calibration.json").read_text())
@@ -562,6 +595,17 @@ def test_cli_reads_another_tools_file_and_says_when_its_labels_are_too_few(tiny_
     assert "1 pair left out whose passage is a bare URL" in result.output
     bad = runner.invoke(main, ["adapt-judge", fixture, "--option", "x=1", "--out", str(out)])
     assert bad.exit_code == 2 and "reader options need --from FORMAT" in bad.output
+
+
+@pytest.mark.parametrize("base, said", [
+    ("judge-v2", "too few labels to adapt the judge"),  # the shipped judge-v2 by name: found, then too few labels
+    ("judge-v3", "judge-v3: no such directory"),
+])
+def test_cli_names_a_shipped_judge_as_the_base(tmp_path, runner, base, said):
+    fixture = str(Path(__file__).parent / "fixtures" / "formats" / "expertqa_rand_val_sample.jsonl")
+    result = runner.invoke(main, ["adapt-judge", fixture, "--from", "expertqa", "--out", str(tmp_path / "a"),
+                                  "--base", base])
+    assert result.exit_code == 2 and said in result.output, result.output
 
 
 def test_a_band_never_leaves_more_than_half_the_pairs_unsure():

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 
@@ -14,8 +15,9 @@ from citeaudit.cli.common import echo_text, input_options, load_inputs, parse_re
 @click.argument("labels", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=True),
               help="the folder to write the adapted judge into (must not exist, or be empty)")
-@click.option("--base", "base_dir", type=click.Path(exists=True, file_okay=False),
-              help="the judge directory to adapt (default: the shipped judge-v1)")
+@click.option("--base", "base_dir",
+              help="the judge directory to adapt, or a shipped judge by name: judge-v1 (the default) or judge-v2 "
+                   "(Chinese labels adapt judge-v2 itself)")
 @click.option("--folds", default=3, show_default=True, type=click.IntRange(min=0),
               help="cross-validation folds for the before/after figures (0 or 1: none)")
 @click.option("--epochs", default=2, show_default=True, type=click.IntRange(min=1),
@@ -23,7 +25,8 @@ from citeaudit.cli.common import echo_text, input_options, load_inputs, parse_re
 @click.option("--domain-only", is_flag=True,
               help="a judge for this domain alone: no replay of the original training mix, no forgetting check")
 @click.option("--recalibrate-only", is_flag=True,
-              help="refit the calibration, band and Chinese threshold, but do not fine-tune the model")
+              help="refit the calibration and band (and a Chinese threshold where the embedding judge takes "
+                   "Chinese pairs), but do not fine-tune the model")
 @click.option("--threads", type=click.IntRange(min=1), help="CPU threads for torch and onnxruntime")
 @click.option("--seed", default=0, show_default=True)
 @click.option("--force", is_flag=True, help="replace OUT if it exists")
@@ -33,16 +36,19 @@ def adapt_judge_cmd(labels, out_dir, base_dir, folds, epochs, domain_only, recal
                     fmt, source_format, conventions, invalid_citations, labels_path, reader_options, claims):
     """Adapt the model judge to LABELS: labelled-pairs JSONL, the desk's review export, or case files whose
     labels are the team's (with --from for other tools' files). Fine-tunes the judge on CPU, refits its
-    calibration, band and Chinese threshold, reports cross-validated agreement before and after, and
-    writes the judge into OUT: use it with --judge model:path=OUT."""
+    calibration and band, reports cross-validated agreement before and after, and writes the judge into
+    OUT: use it with --judge model:path=OUT. Chinese pairs stay with judge-v2, as the shipped judge's do;
+    --base judge-v2 adapts judge-v2 itself, with Chinese labels and English ones."""
     from citeaudit.files.destinations import check_destination
-    from citeaudit.judges.model import model_dir
+    from citeaudit.judges.model import CHINESE_MODEL_NAME, MODEL_NAME, model_dir, shipped_model_dir
     from citeaudit.training.adapt import Settings, adapt_judge
     from citeaudit.training.team_labels import load_team_labels
 
     fmt_from = None if source_format == "citeaudit" else source_format
     parse_reader_options(reader_options, fmt_from)  # a bad --option is refused before any work
     check_destination(out_dir, "--out", folder_output=True)
+    if base_dir in (MODEL_NAME, CHINESE_MODEL_NAME) and not Path(base_dir).exists():
+        base_dir = shipped_model_dir(base_dir)  # judge-v2 unpacked, once
     model_dir(base_dir)  # and a damaged judge directory, as --judge model:path=DIR is (judges/judge_dir.py)
 
     def read_cases(paths):
@@ -72,7 +78,8 @@ def render_text(report: dict) -> str:
                 if labels["conflicting_pairs_left_out"] else "")
              + "".join(f"; {n} pair{'s' if n != 1 else ''} left out whose passage is {why}"
                        for why, n in (labels.get("pairs_left_out_passage_not_text") or {}).items()),
-             f"English: {plan['english'] or 'unchanged'}; Chinese: {plan['chinese'] or 'unchanged'}",
+             f"English: {plan['english'] or 'unchanged'}; Chinese: {plan['chinese'] or 'unchanged'}"
+             + (f" (judged by {plan['chinese_judge']})" if plan.get("chinese_judge") else ""),
              *[f"  {reason}" for reason in plan["reasons"]]]
     lines += render_figures(report)
     lines.append(f"wrote {report['judge']['dir']} in {report['minutes']:.1f} min; use it with "

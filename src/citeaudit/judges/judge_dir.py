@@ -36,6 +36,8 @@ from citeaudit.judges.cache import BoundedCache
 # The model file a directory's judge loads: the first of these present, else the first .onnx by name.
 MODEL_NAMES = ("model.onnx", "model_quantized.onnx", "model_int8.onnx")
 CARD = "model_card.json"
+# config.json may name who judges the directory's Chinese pairs (judges/model.py): "judge-v2" or no one
+CHINESE_JUDGE_KEY = "chinese_judge"
 LAYOUT = "a judge directory holds an .onnx model, tokenizer.json and config.json (docs/model-judge.md)"
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 # ModelProto's fields: ir_version (1, a varint) and graph (7, a length-delimited message) are always there
@@ -182,6 +184,9 @@ def _config(data: bytes | None, problems: dict[str, str]) -> dict[str, Any]:
     length = config.get("max_position_embeddings", 512)
     if isinstance(length, bool) or not isinstance(length, int) or length < 1:
         problems["config.json"] = f"max_position_embeddings: expected a positive integer, found {length!r}"[:200]
+    chinese = config.get(CHINESE_JUDGE_KEY, "judge-v2")
+    if chinese != "judge-v2":
+        problems["config.json"] = f"{CHINESE_JUDGE_KEY}: expected \"judge-v2\" or no such key, found {chinese!r}"[:200]
     return config
 
 

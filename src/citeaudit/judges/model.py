@@ -69,13 +69,15 @@ from citeaudit.judges import calibration, plain
 from citeaudit.judges.base import Request
 from citeaudit.judges.cache import BoundedCache
 from citeaudit.judges.guard import check
-from citeaudit.judges.judge_dir import JudgeDir, load_judge_dir
+from citeaudit.judges.judge_dir import CHINESE_JUDGE_KEY, JudgeDir, load_judge_dir
 from citeaudit.judges.local import CrossEncoderJudge, model_hash
 from citeaudit.judges.spec import MODEL, MODEL_UNCERTAIN_BAND, ZH_EMBEDDING_THRESHOLD
 from citeaudit.judges.windows import TokenSpans, Window, set_windows, window_reporter
 
 MODEL_NAME = "judge-v1"
 CHINESE_MODEL_NAME = "judge-v2"  # the bilingual cross-encoder `zh=v2` judges Chinese pairs with
+# a judge directory's config.json may name who judges its Chinese pairs (CHINESE_JUDGE_KEY): a judge-v1
+# adapted on English labels keeps its base's judge-v2; without it, `zh` auto is the embedding judge
 # common characters of everyday Chinese: a vocabulary that reads Chinese knows nearly all of them
 _CHINESE_PROBE = "请按住电源键十秒，然后松开。这款平板不防水，保修期为两年，退款将在十四天内到账。"
 CHINESE_SHARE = 0.3  # Han share of the letters from which a claim or its passages count as Chinese
@@ -87,6 +89,11 @@ ALL_SUBSETS_UP_TO = 5
 # How strongly a label says "supported", for the strongest of a set's judgments.
 _STRENGTH = {"full": 3, "partial": 2, "none": 1, "contradicts": 0}
 PASSAGES_REMEMBERED = 4_096  # passage encodings kept per judge (a passage is read again for each claim citing it)
+
+
+def hands_chinese_to_v2(directory: JudgeDir) -> bool:
+    """Whether a judge directory names judge-v2 as the judge of its Chinese pairs (config.json)."""
+    return directory.config.get(CHINESE_JUDGE_KEY) == CHINESE_MODEL_NAME
 
 
 def shipped_model_dir(name: str = MODEL_NAME, packed: bool = False) -> Path:
@@ -277,7 +284,8 @@ class ModelJudge:
         self.plain = self.options["plain"]
         fitted = self.judge_dir.calibration
         self.calibration = fitted if self.options["calibration"] else None
-        self.zh = self.options["zh"] or ("model" if self.reads_chinese else "v2" if self.options["path"] is None
+        v2 = self.options["path"] is None or hands_chinese_to_v2(self.judge_dir)
+        self.zh = self.options["zh"] or ("model" if self.reads_chinese else "v2" if v2
                                          else "embedding")  # auto (spec.py says why)
         self._zh_judge = None
         self._judged: BoundedCache[tuple[Request, bool], Judgment] = BoundedCache(100_000)

@@ -26,7 +26,9 @@ With too few labels per class to fine-tune, only the calibration and band are re
 still, nothing is adapted and the command refuses.
 
 Chinese pairs go to the embedding judge (the cross-encoder reads most Chinese as [UNK]); adapting
-refits its threshold on the team's Chinese labels.
+refits its threshold on the team's Chinese labels; but a base that hands Chinese to judge-v2 (the shipped
+judge-v1) gives an adapted judge that does so too (config.json, "chinese_judge"), its Chinese labels left
+for adapting judge-v2 itself (`--base judge-v2`).
 
 What it reports is cross-validated: folds keep pairs that share a passage or a question together, and
 each fold's figures come from an adaptation that never saw that fold. The fine-tuning needs torch
@@ -47,7 +49,9 @@ from citeaudit.errors import InputError, Problem, TrainingError
 from citeaudit.files.destinations import temporary_folder_beside
 from citeaudit.files.labelled import Row
 from citeaudit.judges.base import Request
-from citeaudit.judges.model import ModelJudge, is_chinese, model_dir, reads_chinese
+from citeaudit.judges.judge_dir import load_judge_dir
+from citeaudit.judges.model import (CHINESE_MODEL_NAME, ModelJudge, hands_chinese_to_v2, is_chinese, model_dir,
+                                    reads_chinese, shipped_model_dir)
 from citeaudit.records import Judgment, directory_sha256
 from citeaudit.stats import best_threshold, metrics
 from citeaudit.training import forgetting, seen_claims
@@ -330,23 +334,35 @@ def adapt_judge(team: TeamLabels, out_dir: str | Path, base_dir: str | Path | No
     chinese_of = [z and not model_reads_chinese for z in written_in_chinese]
     english = [r for r, z in zip(team.rows, chinese_of) if not z]
     chinese = [r for r, z in zip(team.rows, chinese_of) if z]
-    plan = plan_for(english, chinese, settings, torch_available())
+    # a base that hands Chinese to judge-v2 (the shipped judge-v1) gives a judge that does so too: refitting
+    # the embedding judge's threshold on the team's Chinese labels would move Chinese pairs to a weaker judge
+    # (CiteCheck test 0.724 against judge-v2's 0.838); judge-v2 itself is adapted with `--base judge-v2`
+    chinese_judge = (CHINESE_MODEL_NAME if not model_reads_chinese and (
+        base_dir.resolve() == shipped_model_dir().resolve() or hands_chinese_to_v2(load_judge_dir(base_dir)))
+        else None)
+    plan = plan_for(english, [] if chinese_judge else chinese, settings, torch_available())
+    if chinese_judge and chinese:
+        plan.reasons.append(f"Chinese: this judge hands Chinese pairs to {CHINESE_MODEL_NAME}, which stays as it is; "
+                            f"adapt {CHINESE_MODEL_NAME} with the Chinese labels: adapt-judge … --base {CHINESE_MODEL_NAME}")
     report: dict[str, Any] = {
         "labels": {"described_as": team.described_as, "pairs": len(team.rows), "sha256": team.content_hash(),
                    "english": class_counts([r for r, z in zip(team.rows, written_in_chinese) if not z]),
                    "chinese": class_counts([r for r, z in zip(team.rows, written_in_chinese) if z]),
                    "routes": ("the model judges Chinese pairs itself: Chinese and English labels adapt it together"
-                              if model_reads_chinese else "English labels adapt the model, Chinese ones the "
-                              "embedding route's threshold"),
+                              if model_reads_chinese else f"English labels adapt the model; Chinese pairs stay with "
+                              f"{chinese_judge}" if chinese_judge else "English labels adapt the model, Chinese ones "
+                              "the embedding route's threshold"),
                    "conflicting_pairs_left_out": team.conflicts,
                    "pairs_left_out_passage_not_text": dict(team.not_text)},
         "base": {"dir": str(base_dir), "sha256": directory_sha256(base_dir)},
-        "plan": {"english": plan.english, "chinese": plan.chinese, "reasons": plan.reasons},
+        "plan": {"english": plan.english, "chinese": plan.chinese, "reasons": plan.reasons,
+                 **({"chinese_judge": chinese_judge} if chinese_judge else {})},
         "settings": {k: v for k, v in vars(settings).items() if k != "threads"},
     }
     if plan.english is None and plan.chinese is None:
         raise InputError([Problem(team.described_as or "labels", None, "labels",
-                                  "too few labels to adapt the judge: " + "; ".join(plan.reasons)
+                                  ("nothing to adapt this judge with: " if chinese_judge and chinese and not english
+                                   else "too few labels to adapt the judge: ") + "; ".join(plan.reasons)
                                   + "".join(f"; {n} pair{'s' if n != 1 else ''} left out whose passage is {why}"
                                             for why, n in team.not_text.items()))])
     # made first: a destination that cannot be written is refused before any work
@@ -361,7 +377,7 @@ def adapt_judge(team: TeamLabels, out_dir: str | Path, base_dir: str | Path | No
         report["adaptation"] = record
         report["minutes"] = round((time.monotonic() - started) / 60, 2)
         progress("writing the judge", 0, 1)
-        written = write_judge(out, base_dir, state, report, work, [r.claim for r in team.rows])
+        written = write_judge(out, base_dir, state, report, work, [r.claim for r in team.rows], chinese_judge)
     report["judge"] = {"dir": str(out), "sha256": directory_sha256(written),
                        "spec": f"model:path={out}"}
     report["minutes"] = round((time.monotonic() - started) / 60, 2)

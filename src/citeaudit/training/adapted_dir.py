@@ -11,6 +11,7 @@ from dataclasses import replace
 from collections.abc import Sequence
 from pathlib import Path
 
+from citeaudit.judges.judge_dir import CHINESE_JUDGE_KEY
 from citeaudit.records import file_sha256
 from citeaudit.training import forgetting, seen_claims
 from citeaudit.training.bases import onnx_file
@@ -19,9 +20,10 @@ from citeaudit.training.judge_parts import JudgeState
 
 
 def write_judge(out: Path, base_dir: Path, state: JudgeState, report: dict, work: Path,
-                team_claims: Sequence[str] = ()) -> Path:
+                team_claims: Sequence[str] = (), chinese_judge: str | None = None) -> Path:
     """The judge directory, built in `work` (a hidden folder beside `out`, removed by the caller) and
-    renamed into place; what it has seen is the base's claims and `team_claims` (training/seen_claims.py)."""
+    renamed into place; what it has seen is the base's claims and `team_claims` (training/seen_claims.py);
+    `chinese_judge` named in its config.json when its Chinese pairs go to that judge (judges/model.py)."""
     from citeaudit.training.export import SHIPPED_FILES
 
     built = work / "judge"
@@ -31,6 +33,12 @@ def write_judge(out: Path, base_dir: Path, state: JudgeState, report: dict, work
     else:
         for name in SHIPPED_FILES:
             shutil.copyfile(onnx_file(base_dir) if name.endswith(".onnx") else base_dir / name, built / name)
+    config = json.loads((built / "config.json").read_text(encoding="utf-8"))
+    if config.get(CHINESE_JUDGE_KEY) != chinese_judge:  # the base's, unless this one judges Chinese otherwise
+        config = {k: v for k, v in config.items() if k != CHINESE_JUDGE_KEY}
+        (built / "config.json").write_text(json.dumps({**config, **({CHINESE_JUDGE_KEY: chinese_judge}
+                                                                    if chinese_judge else {})}, indent=1),
+                                           encoding="utf-8")
     cal = replace(state.calibration, band=state.band, zh_threshold=state.zh_threshold,
                   fitted_on={**state.calibration.fitted_on, "adapted_from": report["base"],
                              "labels_sha256": report["labels"]["sha256"]})
