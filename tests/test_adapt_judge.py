@@ -447,6 +447,8 @@ def test_english_labels_leave_chinese_pairs_with_the_bases_judge_v2(tiny_judge, 
     assert both["plan"]["chinese"] is None and both["plan"]["chinese_judge"] == "judge-v2"
     assert any("--base judge-v2" in reason for reason in both["plan"]["reasons"])
     assert ModelJudge(path=tmp_path / "both").zh == "v2"
+    assert both["forgetting"]["left_out"] == "the Chinese dev rows are left out: this judge hands Chinese to " \
+                                             "judge-v2, which the adaptation leaves as it is"
     # Chinese labels alone adapt nothing here, and the refusal says why
     with pytest.raises(InputError, match="nothing to adapt this judge with: Chinese: this judge hands Chinese "
                                          "pairs to judge-v2"):

@@ -135,8 +135,10 @@ def _counts(rows: Sequence[Row]) -> str:
 class Adapter:
     """Adapts one judge directory; every fitted piece is made by `adapt`, for a fold or for all rows."""
 
-    def __init__(self, model_dir: Path, settings: Settings, plan: Plan, progress: Progress = quiet):
+    def __init__(self, model_dir: Path, settings: Settings, plan: Plan, progress: Progress = quiet,
+                 chinese_judge: str | None = None):
         self.model_dir = model_dir
+        self.chinese_judge = chinese_judge  # judge-v2, where the adapted judge keeps its base's for Chinese
         self.settings = settings
         self.plan = plan
         self.progress = progress
@@ -153,7 +155,7 @@ class Adapter:
         """A judge with `state`, remembering its weights' own judgments for the next judge with them."""
         # the weights are kept with their memory, so that their id cannot be reused while it lives
         _, remembered = self._remembered.setdefault(id(state.model), (state.model, {}))
-        return make_judge(self.model_dir, state, self.settings.threads, calibrated, remembered)
+        return make_judge(self.model_dir, state, self.settings.threads, calibrated, remembered, self.chinese_judge)
 
     def forget(self, model) -> None:
         if model is not None:
@@ -194,7 +196,8 @@ class Adapter:
             keep = next(k for k in INTERPOLATION_STEPS if k < keep)
         if candidate.model is not state.model:
             self.forget(state.model)
-        left_out = None if "zh" in forgetting.languages_judged(self.base_judge) else forgetting.CHINESE_LEFT_OUT
+        left_out = (None if "zh" in forgetting.languages_judged(self.base_judge)
+                    else forgetting.CHINESE_LEFT_OUT_V2 if self.chinese_judge else forgetting.CHINESE_LEFT_OUT)
         return candidate, {**found, "limit": FORGETTING_LIMIT, "kept": keep,
                            **({"left_out": left_out} if left_out else {}), "tried": tried}
 
@@ -367,7 +370,7 @@ def adapt_judge(team: TeamLabels, out_dir: str | Path, base_dir: str | Path | No
                                             for why, n in team.not_text.items()))])
     # made first: a destination that cannot be written is refused before any work
     with temporary_folder_beside(out, "--out") as work, _temporaries_in(work):
-        adapter = Adapter(base_dir, settings, plan, progress)
+        adapter = Adapter(base_dir, settings, plan, progress, chinese_judge)
         adapter.question_of = {id(r): q for r, q in zip(team.rows, team.questions)}
         if settings.folds >= 2:
             report["cross_validation"] = cross_validate(adapter, team, chinese_of)

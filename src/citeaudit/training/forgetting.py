@@ -33,6 +33,8 @@ FORGETTING_LIMIT = 0.02
 LANGUAGES = {"en": "English", "zh": "Chinese"}
 CHINESE_LEFT_OUT = ("the Chinese dev rows are left out: this judge sends Chinese to the embedding judge, whose "
                     "threshold is adapted apart (on the team's Chinese labels), not to the model checked here")
+CHINESE_LEFT_OUT_V2 = ("the Chinese dev rows are left out: this judge hands Chinese to judge-v2, which the adaptation "
+                       "leaves as it is")
 
 
 def languages_judged(judge) -> tuple[str, ...]:

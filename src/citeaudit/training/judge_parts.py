@@ -51,16 +51,18 @@ def base_state(model_dir: Path) -> JudgeState:
 
 
 def make_judge(model_dir: Path, state: JudgeState, threads: int | None, calibrated: bool = True,
-               remembered: dict | None = None) -> ModelJudge:
+               remembered: dict | None = None, chinese_judge: str | None = None) -> ModelJudge:
     """The model judge of `model_dir` judging with `state` (torch weights run in fp32, batched: unlike
     the int8 model their scores do not depend on the batch). `remembered` keeps the model's own
     judgments (before calibration and guard) by request, for judges that share the weights."""
-    judge = ModelJudge(path=model_dir, guard=True, threads=threads, calibrated=False, band=0.0)
+    # Chinese pairs go where the adapted judge will send them: judge-v2 where it keeps its base's (`chinese_judge`)
+    judge = ModelJudge(path=model_dir, guard=True, threads=threads, calibrated=False, band=0.0,
+                       zh="v2" if chinese_judge else None)
     if judge.reads_chinese:  # a base that reads Chinese judges it itself, and is adapted and checked on it
         judge.zh = "model"
     judge.calibration = state.calibration if calibrated else None
     judge.band = state.band if calibrated else 0.0
-    if state.zh_threshold != float(ZH_EMBEDDING_THRESHOLD):
+    if state.zh_threshold != float(ZH_EMBEDDING_THRESHOLD) and not chinese_judge:
         from citeaudit.judges.embedding import make_embedding_judge
 
         judge._zh_judge = make_embedding_judge(f"{state.zh_threshold:g}")
