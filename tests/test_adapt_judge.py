@@ -457,6 +457,15 @@ def test_english_labels_leave_chinese_pairs_with_the_bases_judge_v2(tiny_judge, 
     assert ModelJudge(path=tiny_judge).zh == "embedding"
 
 
+def test_the_adaptation_judges_chinese_with_judge_v2_as_the_written_judge_will(tiny_judge):
+    # calibrated, with its own band: the cross-validation's Chinese figures are those of the judge written
+    adapter = adapt.Adapter(tiny_judge, adapt.Settings(resamples=20), adapt.Plan("recalibrate", None),
+                            chinese_judge="judge-v2")
+    chinese = adapter.base_judge.zh_judge
+    assert adapter.base_judge.zh == "v2" and chinese.path.name.startswith("judge-v2")
+    assert chinese.calibration is not None and chinese.band > 0
+
+
 def test_a_bad_chinese_judge_in_config_json_is_a_located_error(tmp_path):
     shutil.copytree(shipped_model_dir(), tmp_path / "j")
     data = json.loads((tmp_path / "j" / "config.json").read_text())

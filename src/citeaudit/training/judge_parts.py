@@ -17,7 +17,7 @@ from citeaudit.files.labelled import Row
 from citeaudit.judges import calibration as calib
 from citeaudit.judges.base import Request
 from citeaudit.judges.judge_dir import load_judge_dir
-from citeaudit.judges.model import ModelJudge
+from citeaudit.judges.model import CHINESE_MODEL_NAME, ModelJudge, shipped_model_dir
 from citeaudit.judges.spec import MODEL_UNCERTAIN_BAND, ZH_EMBEDDING_THRESHOLD
 from citeaudit.records import Judgment
 
@@ -62,7 +62,10 @@ def make_judge(model_dir: Path, state: JudgeState, threads: int | None, calibrat
         judge.zh = "model"
     judge.calibration = state.calibration if calibrated else None
     judge.band = state.band if calibrated else 0.0
-    if state.zh_threshold != float(ZH_EMBEDDING_THRESHOLD) and not chinese_judge:
+    if chinese_judge:  # judge-v2 as the written judge runs it, with its own calibration and band
+        judge._zh_judge = ModelJudge(shipped_model_dir(CHINESE_MODEL_NAME), guard=False, plain=False, threads=threads,
+                                     zh="model")
+    elif state.zh_threshold != float(ZH_EMBEDDING_THRESHOLD):
         from citeaudit.judges.embedding import make_embedding_judge
 
         judge._zh_judge = make_embedding_judge(f"{state.zh_threshold:g}")
