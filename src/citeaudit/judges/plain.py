@@ -139,11 +139,10 @@ def read(claim: str, evidence: str) -> Reading | None:
         return None
     # a clause holds the claim with the names the passage gave before it; a rival or a denial is read in the
     # clause as it stands ("The report gives no annual energy estimate" denies no "Eco" of an earlier clause)
-    holding = [i for share, i in shares
-               if share == 1.0 or said.words <= passage.facts(i).words | passage.around(i, True)]
-    verdicts = [_verdict(claim, said, passage, i) for i in holding]
+    unheld = [said.words - passage.facts(i).words - passage.around(i, True) for i in range(len(passage.spans))]
+    verdicts = [_verdict(claim, said, passage, i) for i, missing in enumerate(unheld) if not missing]
     decided = (next((v for v in verdicts if v and v.label == "full"), None) or next((v for v in verdicts if v), None)
-               or _kind_unsaid(claim, said, passage, shares))
+               or _kind_unsaid(claim, said, passage, shares, unheld))
     if decided is not None:
         return decided
     # the nearest clause; of two as near, the one with the claim's figures, then the first
@@ -161,14 +160,15 @@ def read(claim: str, evidence: str) -> Reading | None:
 # --- a clause that holds the whole claim ------------------------------------------------------------------
 
 
-def _kind_unsaid(claim: str, said: Facts, passage: Passage, shares: list[tuple[float, int]]) -> Reading | None:
+def _kind_unsaid(claim: str, said: Facts, passage: Passage, shares: list[tuple[float, int]],
+                 unheld: list[set[str]]) -> Reading | None:
     """`full` where a clause holds every word of the claim but the kind of thing it names, which the passage
     leaves out after the name ("The Brisko blender jar is not dishwasher safe." against "Wash the Brisko jar by
-    hand. Do not place the jar in the dishwasher.")."""
+    hand. Do not place the jar in the dishwasher."); `unheld`: each clause's missing words, names carried."""
     if has_han(claim) or size(claim) > JOINED_WORDS:  # a plain English sentence names one thing
         return None
     for _, i in sorted(shares, reverse=True):
-        missing = said.words - passage.facts(i).words - passage.around(i, True)
+        missing = unheld[i]
         if not 0 < len(missing) <= 2 or not _named_kind(claim, missing, passage.evidence, strict=True):
             continue
         verdict = _verdict(claim, replace(said, words=said.words - missing), passage, i)
@@ -656,6 +656,10 @@ def _word_after(name: str, evidence: str) -> str | None:
     return following.group(1) if following else None
 
 
+# the rival sets that say who or which of a kind: a word of them is never a word a figure makes needless
+_WHO_OR_WHICH = ("person", "tier", "role", "branch")
+
+
 def _figured(claim: str, said: Facts, passage: Passage, i: int) -> Reading | None:
     """`full` where a clause gives every figure of an instruction or a spec line and all but a word or two of its
     other words ("按住童锁键三秒即可锁定面板" against "长按“童锁”键3秒，…面板按键即被锁定"): the figures are its
@@ -680,9 +684,6 @@ def _figured(claim: str, said: Facts, passage: Passage, i: int) -> Reading | Non
         return None
     return replace(verdict, reason=f"the clause '{passage.text(i).strip()}' gives every figure of the claim and its "
                                    f"words but '{''.join(sorted(missing)) if has_han(claim) else min(missing)}'")
-
-
-_WHO_OR_WHICH = ("person", "tier", "role", "branch")
 
 
 def _figures_in(said: Facts, here: Facts) -> int:

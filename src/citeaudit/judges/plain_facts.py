@@ -170,10 +170,14 @@ def matched(q: Quantity, theirs: list[Quantity]) -> Quantity | None:
 
 
 def same_measure(q: Quantity, e: Quantity) -> bool:
-    return q.unit != e.unit and any(unit is not None and unit == other and abs(a - b) <= 1e-9 + 1e-6 * abs(a)
-                                    for (a, unit), (b, other) in ((in_base(q.value, q.unit), in_base(e.value, e.unit)),
-                                                                  (in_base(q.value, q.unit, BINARY),
-                                                                   in_base(e.value, e.unit, BINARY))))
+    """Whether two quantities in different units of one measure have one value (in either step of data sizes)."""
+    if q.unit == e.unit:
+        return False
+    for steps in (None, BINARY):
+        (a, unit), (b, other) = in_base(q.value, q.unit, steps), in_base(e.value, e.unit, steps)
+        if unit is not None and unit == other and abs(a - b) <= 1e-9 + 1e-6 * abs(a):
+            return True
+    return False
 
 
 def same_kind(q: Quantity, e: Quantity) -> bool:

@@ -49,7 +49,6 @@ from citeaudit.errors import InputError, Problem, TrainingError
 from citeaudit.files.destinations import temporary_folder_beside
 from citeaudit.files.labelled import Row
 from citeaudit.judges.base import Request
-from citeaudit.judges.judge_dir import load_judge_dir
 from citeaudit.judges.model import (CHINESE_MODEL_NAME, ModelJudge, hands_chinese_to_v2, is_chinese, model_dir,
                                     reads_chinese, shipped_model_dir)
 from citeaudit.records import Judgment, directory_sha256
@@ -322,7 +321,8 @@ def adapt_judge(team: TeamLabels, out_dir: str | Path, base_dir: str | Path | No
     holds every temporary file of the adaptation, and renamed into place."""
     started = time.monotonic()
     progress, seconds = _timed(progress)
-    base_dir = model_dir(base_dir).path  # every file of the base checked before any work
+    base = model_dir(base_dir)  # every file of the base checked before any work
+    base_dir = base.path
     out = Path(out_dir)
     if out.exists() and (not out.is_dir() or any(out.iterdir())) and not force:
         raise InputError([Problem(str(out), None, "", "exists and is not empty (choose another folder or --force)")])
@@ -341,7 +341,7 @@ def adapt_judge(team: TeamLabels, out_dir: str | Path, base_dir: str | Path | No
     # the embedding judge's threshold on the team's Chinese labels would move Chinese pairs to a weaker judge
     # (CiteCheck test 0.724 against judge-v2's 0.838); judge-v2 itself is adapted with `--base judge-v2`
     chinese_judge = (CHINESE_MODEL_NAME if not model_reads_chinese and (
-        base_dir.resolve() == shipped_model_dir().resolve() or hands_chinese_to_v2(load_judge_dir(base_dir)))
+        base_dir.resolve() == shipped_model_dir().resolve() or hands_chinese_to_v2(base))
         else None)
     plan = plan_for(english, [] if chinese_judge else chinese, settings, torch_available())
     if chinese_judge and chinese:

@@ -34,11 +34,11 @@ def write_judge(out: Path, base_dir: Path, state: JudgeState, report: dict, work
         for name in SHIPPED_FILES:
             shutil.copyfile(onnx_file(base_dir) if name.endswith(".onnx") else base_dir / name, built / name)
     config = json.loads((built / "config.json").read_text(encoding="utf-8"))
-    if config.get(CHINESE_JUDGE_KEY) != chinese_judge:  # the base's, unless this one judges Chinese otherwise
-        config = {k: v for k, v in config.items() if k != CHINESE_JUDGE_KEY}
-        (built / "config.json").write_text(json.dumps({**config, **({CHINESE_JUDGE_KEY: chinese_judge}
-                                                                    if chinese_judge else {})}, indent=1),
-                                           encoding="utf-8")
+    wanted = {k: v for k, v in config.items() if k != CHINESE_JUDGE_KEY}  # who judges Chinese is this judge's
+    if chinese_judge:
+        wanted[CHINESE_JUDGE_KEY] = chinese_judge
+    if wanted != config:
+        (built / "config.json").write_text(json.dumps(wanted, indent=1), encoding="utf-8")
     cal = replace(state.calibration, band=state.band, zh_threshold=state.zh_threshold,
                   fitted_on={**state.calibration.fitted_on, "adapted_from": report["base"],
                              "labels_sha256": report["labels"]["sha256"]})

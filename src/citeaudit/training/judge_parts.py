@@ -5,6 +5,7 @@ state, rows judged with it, its calibration and band refitted, and two calibrati
 from __future__ import annotations
 
 import math
+from functools import cache
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -50,6 +51,12 @@ def base_state(model_dir: Path) -> JudgeState:
                       cal.zh_threshold if cal.zh_threshold is not None else float(ZH_EMBEDDING_THRESHOLD))
 
 
+@cache
+def _judge_v2(threads: int | None) -> ModelJudge:
+    """The shipped judge-v2, loaded once for every judge of an adaptation (adapting leaves it as it is)."""
+    return ModelJudge(shipped_model_dir(CHINESE_MODEL_NAME), guard=False, plain=False, threads=threads, zh="model")
+
+
 def make_judge(model_dir: Path, state: JudgeState, threads: int | None, calibrated: bool = True,
                remembered: dict | None = None, chinese_judge: str | None = None) -> ModelJudge:
     """The model judge of `model_dir` judging with `state` (torch weights run in fp32, batched: unlike
@@ -63,8 +70,7 @@ def make_judge(model_dir: Path, state: JudgeState, threads: int | None, calibrat
     judge.calibration = state.calibration if calibrated else None
     judge.band = state.band if calibrated else 0.0
     if chinese_judge:  # judge-v2 as the written judge runs it, with its own calibration and band
-        judge._zh_judge = ModelJudge(shipped_model_dir(CHINESE_MODEL_NAME), guard=False, plain=False, threads=threads,
-                                     zh="model")
+        judge._zh_judge = _judge_v2(threads)
     elif state.zh_threshold != float(ZH_EMBEDDING_THRESHOLD):
         from citeaudit.judges.embedding import make_embedding_judge
 
