@@ -1,6 +1,6 @@
 """Judges side by side on every measuring set, in both languages: what decides which judge ships.
 
-    python benchmarks/judge_v2.py [--judge SPEC ...] [--sets dev,test,plain,holdout,fresh,fresh2,…,fresh15,hard,nli,FILE.jsonl] [--changed] [--rows N] [--cache DIR]
+    python benchmarks/judge_v2.py [--judge SPEC ...] [--sets dev,test,plain,holdout,fresh,fresh2,…,fresh19,hard,nli,FILE.jsonl] [--changed] [--rows N] [--cache DIR]
 
 Default judge: `model` (judge-v1, Chinese by the embedding route); name a trained bilingual judge with
 `--judge model:path=DIR,zh=model` beside it. For each judge and each set, by source and language: balanced accuracy (full vs the rest)
@@ -30,6 +30,9 @@ The sets:
           60 more each, written the same way, four at once, with "many real paraphrases" among the
           supports, while version 4 was built; each measured once before any was read (fresh14 and
           fresh15 never read)
+  fresh16 … fresh19
+          60 more each, written the same way, four at once, to check the e5 cosine for short Chinese pairs
+          (judges/short_pairs.py) after it was chosen; measured before and after it, never read
   hard    benchmarks/data/plain_hard.jsonl: 960 pairs (480 a language, half full) written to be hard, near
           misses sharing most of the passage's words and supports paraphrased; the fine-tuning trial's
           data and the design set of plain reading version 3
@@ -56,7 +59,7 @@ PLAIN = HERE / "data" / "plain_support.jsonl"
 HOLDOUT = HERE / "data" / "plain_holdout.jsonl"
 HARD = HERE / "data" / "plain_hard.jsonl"  # hard near misses, paraphrased supports: the design set of version 3
 WRITTEN = {"plain": PLAIN, "holdout": HOLDOUT, "hard": HARD} | {
-    f"fresh{n}": HERE / "data" / f"plain_fresh{n}.jsonl" for n in ("", *map(str, range(2, 16)))}
+    f"fresh{n}": HERE / "data" / f"plain_fresh{n}.jsonl" for n in ("", *map(str, range(2, 20)))}
 
 
 def rows_of(name: str, data_dir: str | None, n: int):

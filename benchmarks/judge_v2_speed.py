@@ -1,11 +1,14 @@
 """Seconds per pair of the `model` judge in English and in Chinese, pairs of the same length, side by side
 for each judge in one run:
 
-    python benchmarks/judge_v2_speed.py [--judge SPEC ...] [--pairs 60] [--tokens 200] [--rounds 3] [--threads 2]
+    python benchmarks/judge_v2_speed.py [--judge SPEC ...] [--pairs 60] [--tokens 200] [--rounds 3] [--threads 2] [--short]
 
 Pairs: dev rows of each language (training/data.py), each passage cut to its first --tokens tokens of
 multilingual-e5-small's tokenizer (the same token count in both languages, whatever judge reads them),
-one passage a pair. Every round builds each judge afresh (nothing remembered), lets it judge one pair
+one passage a pair. `--short`: the short pairs of the plain sets the reading was built on instead (a
+sentence cited to a few sentences, as written; benchmarks/short_chinese_pairs.py's `DESIGNED_ON`), where
+a Chinese pair the reading leaves silent also costs two e5 embeddings (judges/short_pairs.py).
+Every round builds each judge afresh (nothing remembered), lets it judge one pair
 of each language outside the timed set (so that loading its models, once per process, is not counted
 as the cost of a pair; `--cold` counts it), then times the English pairs and the Chinese pairs, each
 language in one call as a run judges them; the order of the judges and of the languages flips each
@@ -48,6 +51,21 @@ def pairs(lang: str, n: int, tokens: int):
     return out
 
 
+def short_pairs(lang: str, n: int):
+    from citeaudit.judges.base import Request
+    from citeaudit.judges.model import is_chinese
+    from judge_v2 import rows_of
+    from short_chinese_pairs import DESIGNED_ON
+
+    out = []  # the last one is the warm-up pair, never timed
+    for name in DESIGNED_ON:
+        for row in rows_of(name, None, 0):
+            request = Request.of(row.claim, row.passages)
+            if is_chinese(request) == (lang == "zh") and len(out) <= n:
+                out.append(request)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--judge", action="append")
@@ -56,15 +74,18 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--cold", action="store_true", help="count loading the model in the first pair's time")
+    ap.add_argument("--short", action="store_true", help="the plain sets' short pairs, not cut dev rows")
     args = ap.parse_args()
     from citeaudit.judges import plain
     from citeaudit.judges.registry import build_judge, parse_judge
 
     specs = args.judge or ["model"]
-    data = {lang: pairs(lang, args.pairs, args.tokens) for lang in ("en", "zh")}
+    data = {lang: short_pairs(lang, args.pairs) if args.short else pairs(lang, args.pairs, args.tokens)
+            for lang in ("en", "zh")}
     warm = {lang: pairs[-1] for lang, pairs in data.items()}
     data = {lang: pairs[:-1] for lang, pairs in data.items()}
-    print(f"{len(data['en'])} English and {len(data['zh'])} Chinese pairs of {args.tokens} tokens each"
+    print(f"{len(data['en'])} English and {len(data['zh'])} Chinese pairs"
+          + (" of the plain sets, as written" if args.short else f" of {args.tokens} tokens each")
           + ("; loading counted" if args.cold else "; each judge warmed on one pair first"))
     seconds: dict[str, dict[str, list[float]]] = {s: {"en": [], "zh": []} for s in specs}
     for round_ in range(args.rounds):

@@ -163,7 +163,7 @@ def test_a_calibration_asked_for_but_missing_is_signed_off():
 
 
 def test_judges_lists_the_options():
-    assert "options: path, guard, plain, calibration, zh, band, threads, batch" in available_judges()["model"]
+    assert "options: path, guard, plain, short, calibration, zh, band, threads, batch" in available_judges()["model"]
     assert "options: thr, win" in available_judges()["embedding"]
 
 

@@ -47,6 +47,8 @@ def candidate_specs(signature: str) -> list[str]:
             options.append("guard=off")
         if not fields.get("plain", "off").startswith("on"):  # before the plain reading, or with it off
             options.append("plain=off")
+        elif fields.get("zh", "").startswith("judge-v2") and "+short=" not in fields["zh"]:
+            options.append("short=off")  # before the e5 cosine decided short Chinese pairs
         if fields.get("cal") == "off":
             options.append("calibration=off")
         if fields.get("zh") == "model":

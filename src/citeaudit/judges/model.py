@@ -3,7 +3,9 @@ plain reading and the qualifier guard; English pairs by judge-v1, Chinese pairs 
 
     model                         the shipped models, plain reading and guard on
     model:guard=off               without the qualifier guard
-    model:plain=off               without the plain reading
+    model:plain=off               without the plain reading (and so without short=…)
+    model:short=off               short Chinese pairs the reading leaves silent judged by judge-v2, not the
+                                  e5 cosine (judges/short_pairs.py): the judge as it was before that
     model:threads=2               onnxruntime intra-op threads
     model:zh=embedding            Chinese by the embedding judge, as before judge-v2 (zh=model: by this model)
     model:path=DIR                another exported model directory (same layout as judges/../models/judge-v1)
@@ -65,9 +67,10 @@ from pathlib import Path
 from citeaudit.errors import JudgeError, JudgeSetupError
 from citeaudit.records import Evidence, Judgment, SourcePassage
 from citeaudit.text import han_share, has_han
-from citeaudit.judges import calibration, plain
+from citeaudit.judges import calibration, plain, short_pairs
 from citeaudit.judges.base import Request
 from citeaudit.judges.cache import BoundedCache
+from citeaudit.judges.embedding import e5_digest
 from citeaudit.judges.guard import check
 from citeaudit.judges.judge_dir import CHINESE_JUDGE_KEY, JudgeDir, load_judge_dir
 from citeaudit.judges.local import CrossEncoderJudge, model_hash
@@ -273,21 +276,23 @@ class ModelJudge:
 
     def __init__(self, path: str | Path | None = None, guard: bool = True, threads: int | None = None,
                  zh: str | None = None, batch_size: int = 1, calibrated: bool = True,
-                 band: float | None = None, plain: bool = True):
+                 band: float | None = None, plain: bool = True, short: bool = True):
         self.options = MODEL.of(path=path, guard=guard, threads=threads, zh=zh, batch_size=batch_size,
-                                calibrated=calibrated, band=band, plain=plain)  # checked: a JudgeSetupError names a bad one
+                                calibrated=calibrated, band=band, plain=plain, short=short)  # checked: a JudgeSetupError names a bad one
         self.judge_dir = model_dir(self.options["path"])
         self.path = self.judge_dir.path
         self.inner = PassageEncodedJudge(self.path, batch_size=self.options["batch"], threads=self.options["threads"])
         self.reads_chinese = reads_chinese(self.inner.backend.tokenizer)
         self.guard = self.options["guard"]
         self.plain = self.options["plain"]
+        self.short = self.plain and self.options["short"]
         fitted = self.judge_dir.calibration
         self.calibration = fitted if self.options["calibration"] else None
         v2 = self.options["path"] is None or hands_chinese_to_v2(self.judge_dir)
         self.zh = self.options["zh"] or ("model" if self.reads_chinese else "v2" if v2
                                          else "embedding")  # auto (spec.py says why)
         self._zh_judge = None
+        self._short_judge = None
         self._judged: BoundedCache[tuple[Request, bool], Judgment] = BoundedCache(100_000)
         # the band needs the calibrated p(support): without a calibration there is none; unless given,
         # it is the one fitted with the calibration (an adapted judge's), else the shipped default
@@ -296,7 +301,8 @@ class ModelJudge:
         self.zh_threshold = (fitted.zh_threshold if fitted is not None and fitted.zh_threshold is not None
                              else float(ZH_EMBEDDING_THRESHOLD))
         zh_shown = (f"embedding:{self.zh_threshold:g}" if self.zh == "embedding"
-                    else f"{CHINESE_MODEL_NAME}#{_chinese_judge_dir()[1]}"
+                    else f"{CHINESE_MODEL_NAME}#{_chinese_judge_dir()[1]}" + (
+                        f"+short=e5#{e5_digest()}@{short_pairs.VERSION}" if self.short else "")
                     if self.zh == "v2" else self.zh)
         # `cal` says whether a calibration is in use: asked for, and the model directory has one;
         # `sets=parts`: a set is judged with its parts (monotone), which changes what is stored
@@ -304,6 +310,15 @@ class ModelJudge:
                           + self.options.signature(calibration=self.calibration is not None, band=self.band,
                                                    zh=zh_shown)
                           + "|sets=parts")
+
+    @property
+    def short_judge(self):
+        """The e5 cosine for the short Chinese pairs the plain reading leaves silent (judges/short_pairs.py)."""
+        if self._short_judge is None:
+            from citeaudit.judges.embedding import make_embedding_judge
+
+            self._short_judge = make_embedding_judge("")
+        return self._short_judge
 
     @property
     def zh_judge(self):
@@ -373,6 +388,10 @@ class ModelJudge:
             evidence = [None if new is not old else text for new, old, text in zip(read, out, evidence)]
             settled = [found is not None and found[1].label == "full" == j.label for found, j in zip(readings, read)]
             out = read
+            if self.short and self.zh == "v2":
+                silent = [i for i in zh if readings[i] is None and short_pairs.is_short(requests[i])]
+                for i, s in zip(silent, self.short_judge.judge_batch([requests[i] for i in silent])):
+                    out[i] = short_pairs.decide(out[i], s.scores["similarity"], self.band)
         if guard:
             out = [j if done else self.apply_guard(r, j, text)
                    for r, j, text, done in zip(requests, out, evidence, settled)]

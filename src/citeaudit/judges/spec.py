@@ -64,6 +64,9 @@ MODEL = JudgeOptions("model", (
     # judge signs as the model judge did before the reading existed (and its stored judgments stay its own)
     Option("plain", switch(), True, "the plain reading of short support sentences: a clause that holds the "
            "claim, a figure or a rival decides (judges/plain.py)", signed="plain", show=lambda v: f"on@{_version('citeaudit.judges.plain')}" if v else None),
+    # signed inside `zh` (judge-v2's part), where it acts; off, the judge signs as it did before it
+    Option("short", switch(), True, "short Chinese pairs the plain reading leaves silent decided by the e5 "
+           "cosine, not judge-v2 (judges/short_pairs.py; with the plain reading only)"),
     Option("calibration", switch(), True, "the calibrated decision (off: the model's own argmax)",
            keyword="calibrated", signed="cal", show=_on_off),
     # an adapted judge's directory may hold its own Chinese threshold: the signature shows the one used
