@@ -25,7 +25,7 @@ The sets:
   fresh6 … fresh11
           60 more each, written apart from the code from the issue's description of such pairs alone,
           two at a time while plain reading version 3 was built; each pair measured once before it was
-          read (fresh10 and fresh11 never read)
+          read (fresh10 and fresh11 read for version 5)
   fresh12 … fresh15
           60 more each, written the same way, four at once, with "many real paraphrases" among the
           supports, while version 4 was built; each measured once before any was read (fresh14 and

@@ -144,8 +144,8 @@ def test_table_defaults_are_the_constructors_defaults(table, constructor):
 @pytest.mark.parametrize("spec, rendered", [
     # unset, the band is the model directory's: the judge signs the one it uses (test_model_judge.py)
     # zh unset is auto: the judge signs whom it hands Chinese to (test_model_judge.py)
-    ("model", "|guard=on@4|plain=on@4|cal=on|zh=auto|band=auto"),
-    ("model:zh=embedding", "|guard=on@4|plain=on@4|cal=on|zh=embedding:0.9175|band=auto"),
+    ("model", "|guard=on@4|plain=on@5|cal=on|zh=auto|band=auto"),
+    ("model:zh=embedding", "|guard=on@4|plain=on@5|cal=on|zh=embedding:0.9175|band=auto"),
     ("model:guard=off,plain=off,calibration=off,zh=model,threads=2,batch=8,band=0.2",
          "|guard=off|cal=off|zh=model|band=0.2"),
     ("embedding", "|thr=0.85|win=160"),
@@ -159,7 +159,7 @@ def test_signature_fields_are_rendered_from_the_parsed_options(spec, rendered):
 def test_a_calibration_asked_for_but_missing_is_signed_off():
     # without a calibration there is no p(support), so no band either
     assert (parse_spec("model", NO_ENV).signature(calibration=False, band=0.0)
-            == "|guard=on@4|plain=on@4|cal=off|zh=auto|band=0")
+            == "|guard=on@4|plain=on@5|cal=off|zh=auto|band=0")
 
 
 def test_judges_lists_the_options():

@@ -562,3 +562,50 @@ def test_a_denial_is_read_in_its_clause_without_the_names_before_it():
                          "Lumo mode trial. The trial ran the M3 washer in Lumo mode for 30 days. Cycle time fell by 10%. "
                          "The trial gives no yearly water use estimate and does not say how many washers took part.")
     assert reading is None or reading.label != "contradicts", reading
+
+
+@pytest.mark.parametrize("claim, evidence, label", [
+    # a unit joined to its number by a hyphen, however short; "approx." ends no clause; "55 in" is inches
+    ("The Brenna K3 jug has a 2-litre capacity.", "Brenna K3 | Capacity: 2 L | Power: 1,500 W", "full"),
+    ("The Brenna K3 jug has a 2-litre capacity.", "Brenna K3 | Capacity: 1.2 L | Power: 1,500 W", "contradicts"),
+    ("The Harl B2 sack holds a 5-kg load.", "Harl B2 sack. Maximum load: 5 kg. Material: jute.", "full"),
+    ("The Morrow S9 battery charges fully in about 90 minutes.",
+     "Morrow S9 battery: 12 V. Full charge time: approx. 90 min.", "full"),
+    ("The Peller 43 TV has a 43-inch screen.", "Peller 43 TV — Screen size: 43 in (109 cm). Ports: 3.", "full"),
+    ("The Peller 43 TV's screen measures 43 cm.", "Peller 43 TV — Screen size: 43 in (109 cm). Ports: 3.", "contradicts"),
+    # the first or the last of a timetable's list, read off the list
+    ("The first boat to Arnby leaves at 8:05 am.", "Boat departures to Arnby: 08:05, 10:35, 13:20.", "full"),
+    ("The last boat to Arnby leaves at 13:20.", "Boat departures to Arnby: 08:05, 10:35, 13:20.", "full"),
+    ("The first boat to Arnby leaves at 10:35 am.", "Boat departures to Arnby: 08:05, 10:35, 13:20.", "contradicts"),
+    # a named person said to do what the passage says another does
+    ("Ines Varga runs the Lindholm Tenants Association.",
+     "Notice: The Lindholm Tenants Association is run by chair Paolo Brandt. Ines Varga keeps the minutes.", "none"),
+])
+def test_version_5_forms(claim, evidence, label):
+    reads_as(claim, evidence, label)
+
+
+@pytest.mark.parametrize("claim, evidence", [
+    # a spec sheet of another thing gives no rival figure
+    ("The Orvo T5 laptop weighs 1.5 kg.", "Torvik D18 cordless drill – Max torque: 50 Nm; Voltage: 18 V; Weight: 1.4 kg."),
+    # another item keyed by the claim's words gives its figure: the sub-item beside it is no rival
+    ("The Frida F2 fridge has a 250-litre capacity.", "Frida F2: total capacity 250 L (fridge 180 L, freezer 70 L)."),
+    # "in" after a number is inches only where it ends the figure
+    ("The Alder shop has 5 kettles in stock.", "Alder shop: 5 in stock, next delivery Monday."),
+])
+def test_version_5_reads_no_rival_where_there_is_none(claim, evidence):
+    reading = plain.read(claim, evidence)
+    assert reading is None or reading.label != "contradicts", reading
+
+
+def test_version_5_figures_and_names():
+    from citeaudit.judges.plain_facts import facts
+    assert [(q.value, q.unit) for q in facts("a 1.5-litre jar").numbers] == [(1.5, "l")]
+    assert [(q.value, q.unit) for q in facts("a 500-ml bottle").numbers] == [(500.0, "ml")]
+    assert [(q.value, q.unit) for q in facts("Screen size: 55 in (139 cm)").numbers][0] == (55.0, "inch")
+    assert [q.unit for q in facts("5 in stock").numbers] == [None]
+    assert facts("Sleeps 3 persons").numbers[0].unit == facts("sleeps three people").numbers[0].unit
+    reading = reads_as("Ines Varga runs the Lindholm Tenants Association.",
+                       "Notice: The Lindholm Tenants Association is run by chair Paolo Brandt. Ines Varga keeps the "
+                       "minutes.", "none")
+    assert "the claim of Ines Varga" in reading.reason, reading.reason  # as the claim writes the name

@@ -69,15 +69,16 @@ from functools import lru_cache
 
 from citeaudit.judges.guard import MONTHS, _unmarked
 from citeaudit.judges import plain_facts
-from citeaudit.judges.plain_facts import (Facts, Passage, characters, clause_items, facts, key_of, matched, passage_of,
-                                          prepared, rival_words_of, same_kind, size, title_of, without_negation)
+from citeaudit.judges.plain_facts import (Facts, Passage, characters, clause_items, facts, key_of, matched, names_in,
+                                          passage_of, prepared, rival_words_of, same_kind, size, title_of,
+                                          without_negation)
 from citeaudit.judges.plain_words import RIVAL_SETS, STOP_CHARS, TITLE_EN, TITLED_NAME, Time, canonical, in_base
 from citeaudit.quantities import normalise, quantities
 from citeaudit.text import HAN_RUN, NOT_NAMES, STOP_WORDS, has_han
 
 MIN_WORDS = 2
-# The version of the reading, signed with the judge (model:…|plain=on@4): a change here changes judgments.
-VERSION = 4
+# The version of the reading, signed with the judge (model:…|plain=on@5): a change here changes judgments.
+VERSION = 5
 NEAR_SHARE = 0.75  # of the claim's words in one clause: the clause is about what the claim is about
 PART_SHARE = 0.6  # of the rest of a claim's words, for a part with none of its words to be the part missing
 RIVAL_SHARE = 0.5  # of the claim's other words, for a clause with a rival word to be about the claim
@@ -139,7 +140,8 @@ def read(claim: str, evidence: str) -> Reading | None:
         return None
     # a clause holds the claim with the names the passage gave before it; a rival or a denial is read in the
     # clause as it stands ("The report gives no annual energy estimate" denies no "Eco" of an earlier clause)
-    unheld = [said.words - passage.facts(i).words - passage.around(i, True) for i in range(len(passage.spans))]
+    unheld = [said.words - passage.facts(i).words - passage.around(i, True) - _ordered(said, passage.facts(i))
+              for i in range(len(passage.spans))]
     verdicts = [_verdict(claim, said, passage, i) for i, missing in enumerate(unheld) if not missing]
     decided = (next((v for v in verdicts if v and v.label == "full"), None) or next((v for v in verdicts if v), None)
                or _kind_unsaid(claim, said, passage, shares, unheld))
@@ -285,8 +287,9 @@ def _other_rival(said: Facts, passage: Passage, i: int) -> Reading | None:
     found["role"] = _item_about(said, here).rivals.get("role", set())
     # a measure is a figure's: "power" in "the power button" is none, "Power: 550 W" is one
     units = {q.unit for q in said.numbers if q.unit is not None}
+    # with figures of two units, which measure is which is not read ("sleeps three people and weighs 2.1 kg")
     found["measure"] = set().union(*(item.rivals.get("measure", set()) for item in clause_items(here)
-                                     if any(e.unit in units for e in item.numbers)))
+                                     if any(e.unit in units for e in item.numbers))) if len(units) == 1 else set()
     for rival in RIVAL_SETS:
         ours = said.rivals.get(rival.name, set())
         theirs = found.get(rival.name, set()) - ours
@@ -363,7 +366,37 @@ def _rival_number(said: Facts, passage: Passage, i: int, share: float) -> Readin
     for k, t in enumerate(said.times):
         if here.times and not any(t.same(e) for e in everywhere.times):
             return _rival(passage, i, _time_text(here, 0), _time_text(said, k))
+    order = _out_of_order(said, here)
+    if order is not None:
+        return _rival(passage, i, *order)
     return _rival_range(said, passage, i, everywhere)
+
+
+# the first and the last of a list of times, as a timetable gives them without the word
+_ORDER = {"first": 0, "last": -1}
+
+
+def _ordered(said: Facts, here: Facts) -> set[str]:
+    """"first" or "last" of a claim with one time, where the clause lists times and the claim's is its earliest
+    or latest: a timetable says which departure is the first without the word ("The first ferry … leaves at
+    7:15 am." against "departures (weekdays): 07:15, 09:45, 12:30")."""
+    if len(said.times) != 1 or len(here.times) < 2:
+        return set()
+    listed = sorted(here.times, key=lambda e: e.minutes)
+    return {word for word, k in _ORDER.items() if word in said.words and said.times[0].same(listed[k])}
+
+
+def _out_of_order(said: Facts, here: Facts) -> tuple[str, str] | None:
+    """The clause's first (last) time where the claim gives another of its times as the first (last):
+    (theirs, the claim's)."""
+    if len(said.times) != 1 or len(here.times) < 2 or not any(said.times[0].same(e) for e in here.times):
+        return None
+    listed = sorted(here.times, key=lambda e: e.minutes)
+    for word, k in _ORDER.items():
+        if word in said.words and word not in here.words and not said.times[0].same(listed[k]):
+            theirs, ours = _time_text(here, here.times.index(listed[k])), _time_text(said, 0).rstrip(". ")
+            return f"{theirs} as the {word}", f"{ours} as the {word}"
+    return None
 
 
 def _rival_range(said: Facts, passage: Passage, i: int, everywhere: Facts | None = None) -> Reading | None:
@@ -472,11 +505,20 @@ def _rival_person(claim: str, said: Facts, passage: Passage, i: int) -> tuple[st
                  w.lower() in lowered for w in m.groups())]
     if not absent or not doers:
         return None
-    rest = said.words - facts(" ".join(w for pair in ours for w in pair)).words
+    # the claim's other words, its other names among them ("the Brookfield Community Garden" is what makes the
+    # clause about the claim)
+    rest = said.words - facts(" ".join(w for pair in absent for w in pair)).words
     around = passage.facts(i).words | passage.around(i)
     if len(rest) < 3 or len(rest & around) / len(rest) < RIVAL_SHARE:
         return None
-    return doers[0], " ".join(absent[0]).title()
+    written = next((m.group(0) for m in _FULL_NAME.finditer(claim) if _name_key(*m.groups()) == absent[0]),
+                   " ".join(absent[0]).title())  # as the claim writes it ("Alma Reyes", not "Alma Reye")
+    return doers[0], written
+
+
+def _name_key(first: str, last: str) -> tuple[str, str]:
+    """A name as `_names` compares it: lower-cased, a possessive or plural "s" dropped."""
+    return re.sub(r"(?:['’]s|s)$", "", first.lower()), re.sub(r"(?:['’]s|s)$", "", last.lower())
 
 
 def _names(text: str) -> set[tuple[str, str]]:
@@ -484,7 +526,7 @@ def _names(text: str) -> set[tuple[str, str]]:
     possessive or plural "s" dropped."""
     found = set()
     for m in _FULL_NAME.finditer(text):
-        first, last = (re.sub(r"(?:['’]s|s)$", "", w.lower()) for w in m.groups())
+        first, last = _name_key(*m.groups())
         if first not in NOT_NAMES and first not in MONTHS and last not in NOT_NAMES:
             found.add((first, last))
     return found
@@ -541,7 +583,8 @@ def _spec_sheet(claim: str, said: Facts, passage: Passage) -> Reading | None:
     entries = passage.entries
     if len(entries) < 2:
         return None
-    keyed = said.words | (passage.title.words if passage.title else set())
+    # a key's words the claim may leave unsaid: they say which figure of a thing, not what it measures
+    keyed = said.words | (passage.title.words if passage.title else set()) | _KEY_QUALIFIERS
     used: set[str] = set()
     where: set[int] = set()  # the clauses the figures are read from
     for q in figures:
@@ -552,7 +595,10 @@ def _spec_sheet(claim: str, said: Facts, passage: Passage) -> Reading | None:
             where.add(found[0][1])
             continue
         rivals = [(e, k) for key, e, k in ours if same_kind(q, e)]
-        if rivals:
+        # another item keyed mostly by the claim's words gives the claim's value ("total capacity 300 L (fridge
+        # 210 L" for "a 300-litre capacity"): no rival
+        if rivals and not any(key and 2 * len(key & said.words) >= len(key) and matched(q, [e]) is not None
+                              for key, e, k in entries) and not _of_another(claim, passage):
             return _rival(passage, rivals[0][1], rivals[0][0].text, q.text)
         return None
     missing = said.words - passage.whole.words - (passage.title.words if passage.title else set())
@@ -563,13 +609,30 @@ def _spec_sheet(claim: str, said: Facts, passage: Passage) -> Reading | None:
                                        f"({', '.join(sorted(used))}): '{passage.evidence[start:end].strip()}'")
 
 
+def _of_another(claim: str, passage: Passage) -> bool:
+    """Whether the passage uses none of the claim's names and model codes: a sheet of another thing ("The Orvo T5
+    laptop weighs 1.5 kg." against "Torvik D18 cordless drill – … Weight: 1.4 kg."). A unit after a figure
+    ("65 W") is no name."""
+    # a capitalised word, but the sentence's first unless a name goes on ("Fennick Furniture's sofa", not "Late
+    # cancellations")
+    capitalised = " ".join(m.group(0) for m in re.finditer(r"\b[A-Z][a-z]{2,}\b", claim)
+                           if m.group(0).lower() not in STOP_WORDS
+                           and (claim[:m.start()].strip() or re.match(r"\s+[A-Z]", claim[m.end():])))
+    said = {w for w in names_in(claim) | facts(capitalised).words if len(w) > 2 or any(ch.isdigit() for ch in w)}
+    return bool(said) and not said & (passage.whole.words | (passage.title.words if passage.title else set()))
+
+
+# "Screen size: 55 in", "Total capacity: 300 L", "Net weight: 1.2 kg", "Packed weight: 2.1 kg" (stemmed)
+_KEY_QUALIFIERS = frozenset({"siz", "total", "overal", "net", "pack"})
+
+
 def _unnamed(claim: str, said: Facts, passage: Passage, i: int) -> Reading | None:
     """`full` where a clause gives the claim's figures and says the rest but for one word that the passage never
     uses, as a spec sheet or a timetable does not name what it is about ("The laptop weighs 1.3 kg." against
     "Specifications. … Weight: 1.3 kg."; "这台笔记本重1.3公斤" against "重量1.3kg")."""
     if not (any(q.unit for q in said.numbers) or said.times):
         return None
-    around = passage.facts(i).words | passage.around(i, True)
+    around = passage.facts(i).words | passage.around(i, True) | _ordered(said, passage.facts(i))
     missing = said.words - around
     # what the figure's unit measures, where the clause names no measure of that kind: "The trail is 7.5 km
     # long." against "Alder Trail: a 7.5 km walk", not "The desk is 120 cm wide." against "Length: 120 cm"
@@ -666,7 +729,7 @@ def _figured(claim: str, said: Facts, passage: Passage, i: int) -> Reading | Non
     anchors, and the rules before this one have found no rival in it."""
     if not (any(q.unit for q in said.numbers) or said.times) or size(claim) > FIGURED_WORDS:
         return None
-    held = said.words & (passage.facts(i).words | passage.around(i))
+    held = said.words & (passage.facts(i).words | passage.around(i) | _ordered(said, passage.facts(i)))
     missing = said.words - held
     # a clause that holds every word was read in the first step; who or which of a kind (a group of people, a
     # tier, a role, a branch) tells the claim from its neighbours ("student" of "a monthly student membership

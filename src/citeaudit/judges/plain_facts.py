@@ -17,9 +17,10 @@ from citeaudit.text import HAN_RUN, STOP_WORDS, has_han
 
 # "while swimming", "while charging the battery": during, not a contrast ("while operating profit fell")
 _DURING = r"\s+\w+ing(?:\s+(?:or|and|the|a|an|it|in|on|at|with|to|your|its|this|that)\b|\s*[,.;]|\s*$)"
-# Where a clause ends: sentence punctuation (not after "a.m.", "e.g.", "Dr."), and the words that open a
+# Where a clause ends: sentence punctuation (not after "a.m.", "e.g.", "Dr.", "approx."), and the words that open a
 # contrasting clause
 CLAUSE_END = re.compile(r"(?<!\b[ap]\.m)(?<!\be\.g)(?<!\bi\.e)(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bNo)(?<!\bSt)(?<!\bvs)"
+                        r"(?<!\bapprox)(?<!\bincl)(?<!\bexcl)(?<!\bca)"  # "Full charge time: approx. 45 min"
                         rf"[.;!?]+(?:\s+|$)|[。；！？;\n]+|,?\s+(?:while(?!{_DURING})|whereas|but|although|though)\s+|"
                         r"[,，]\s*(?:而|但|但是|却|然而|不过)", re.I)
 _STOPS = ".;!?。；！？\n"  # a sentence's end, after which a clause begins afresh
@@ -283,7 +284,7 @@ class Passage:
 
 
 # a name within an English sentence (not its first word) or a model code: "the Brisko jar", "SH-1", "LQ312"
-_NAME = re.compile(r"(?<=[\w,'’)] )[A-Z][\w'’-]*|(?<![\w.-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z\d][\w-]*")
+_NAME = re.compile(r"(?<=[\w,'’)—–→-] )[A-Z][\w'’-]*|(?<![\w.-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z\d][\w-]*")
 
 
 @lru_cache(maxsize=256)

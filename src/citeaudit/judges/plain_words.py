@@ -85,6 +85,8 @@ _SAME_EN = [
     ("schedule", "scheduled", "planned"),
     ("screen", "display"),
     ("beside", "next to", "alongside", "adjacent to"),
+    ("compatible with", "work with", "works with", "working with"),
+    ("travel", "travels", "ride", "rides", "riding"),
 ]
 _SAME_ZH = [
     ("工作日", "周一至周五", "周一到周五", "星期一至星期五", "星期一到星期五"),
@@ -244,7 +246,7 @@ def stem(word: str) -> str:
     return word[:6]
 
 
-_SHORT_FORMS = {"used": "use", "using": "use"}
+_SHORT_FORMS = {"used": "use", "using": "use", "fully": "full"}  # "charges fully" is a "full charge"
 
 # English words too common to say what a claim is about, besides the calibration's stop words
 STOP_EXTRA = frozenset("""between from until till during within after before about around approximately also just any some can
@@ -393,6 +395,10 @@ def times(text: str) -> list[Time]:
 
 # --- units a spec sheet writes that the guard's quantities do not read -----------------------------------
 _UNIT_FORMS = [
+    # "a two-year warranty", "20-minute intervals", "a 1.5-litre jar", "a 5-kg bag": the hyphen joins a number
+    # to its unit (first, so that the unit is then read as any other)
+    (re.compile(r"(?<=[0-9a-z])-(?=(?:year|month|week|day|hour|minute|second|litre|liter|metre|meter|inch)s?\b)"
+                r"|(?<=\d)-(?=(?:kg|g|mg|ml|l|mm|cm|km|m|w|kw|v|mah|gb|mb|tb|hz)\b)", re.I), " "),
     (re.compile(r"第一(?=次|班)"), "首"),  # an ordinal, not the number 1: 第一次 is 首次
     (re.compile(r"\bhalf an? (litre|liter|kilo|kilogram|hour|day|mile|metre|meter|minute)\b", re.I), r"0.5 \1"),
     (re.compile(r"半(小时|个小时|公斤|升|米)"), r"0.5\1"),
@@ -403,7 +409,11 @@ _UNIT_FORMS = [
     (re.compile(r"(?<=\d)\s*千瓦时"), " kWh"), (re.compile(r"(?<=\d)\s*瓦时"), " Wh"), (re.compile(r"(?<=\d)\s*千瓦"), " kW"),
     (re.compile(r"(?<=\d)\s*瓦"), " W"), (re.compile(r"(?<=\d)\s*毫安时"), " mAh"), (re.compile(r"(?<=\d)\s*毫升"), " ml"),
     (re.compile(r"(?<=\d)\s*升"), " l"), (re.compile(r"(?<=\d)\s*厘米"), " cm"), (re.compile(r"(?<=\d)\s*毫米"), " mm"),
-    (re.compile(r"(?<=\d)\s*英寸"), " inch"), (re.compile(r"(?<=\d)\s*(?:分贝|decibels?\b)"), " dB"),
+    (re.compile(r"(?<=\d)\s*英寸"), " inch"),
+    # "Screen size: 55 in (139 cm)": inches, where "in" ends the figure ("5 in stock" is not)
+    (re.compile(r"(?<=\d) ?in\b(?=\s*(?:\(|[,;|/]|\.(?!\d)|$))"), " inch"),
+    (re.compile(r"(?<=\d)\s*(?:persons|people)\b", re.I), " people"),  # "3 persons" are "three people"
+    (re.compile(r"(?<=\d)\s*(?:分贝|decibels?\b)"), " dB"),
     (re.compile(r"(?<=\d)\s*度(?![数角])"), " °C"),  # 180度的烤箱: a temperature
     (re.compile(r"(?<=\d)\s*(?:周岁|岁)"), " years of age "), (re.compile(r"(?<=\d)\s*(?:years old|year-old)\b"), " years of age "),
     (re.compile(r"(?<![\d一二三四五六七八九十])一个(?=月|小时|星期)"), "1个"),  # 一个月 is a number of months
@@ -418,9 +428,6 @@ _UNIT_FORMS = [
     # dimensions: each of "55 x 40 x 20 cm" is in cm
     (re.compile(r"(\d+(?:\.\d+)?)\s*[x×*]\s*(\d+(?:\.\d+)?)\s*[x×*]\s*(\d+(?:\.\d+)?)\s*(mm|cm|m|in|厘米|毫米|米)\b"),
      r"\1 \4 × \2 \4 × \3 \4"),
-    # "a two-year warranty", "20-minute intervals": the hyphen joins a number to its unit
-    (re.compile(r"(?<=[0-9a-z])-(?=(?:year|month|week|day|hour|minute|second|litre|liter|metre|meter|inch)s?\b)",
-                re.I), " "),
 ]
 
 _UNIT_FORMS = Rewrites(_UNIT_FORMS)
