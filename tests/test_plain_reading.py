@@ -568,6 +568,9 @@ def test_a_denial_is_read_in_its_clause_without_the_names_before_it():
     # a unit joined to its number by a hyphen, however short; "approx." ends no clause; "55 in" is inches
     ("The Brenna K3 jug has a 2-litre capacity.", "Brenna K3 | Capacity: 2 L | Power: 1,500 W", "full"),
     ("The Brenna K3 jug has a 2-litre capacity.", "Brenna K3 | Capacity: 1.2 L | Power: 1,500 W", "contradicts"),
+    # a claim rounds its figure, within a tenth: 1.5 rounds to 2, yet "2 litres" is not "1.5 L"
+    ("The Brenna K3 jug has a 2-litre capacity.", "Brenna K3 | Capacity: 1.5 L | Power: 1,500 W", "contradicts"),
+    ("The Brenna K3 jug weighs 15 kg.", "Brenna K3 | Weight: 14.8 kg | Power: 1,500 W", "full"),
     ("The Harl B2 sack holds a 5-kg load.", "Harl B2 sack. Maximum load: 5 kg. Material: jute.", "full"),
     ("The Morrow S9 battery charges fully in about 90 minutes.",
      "Morrow S9 battery: 12 V. Full charge time: approx. 90 min.", "full"),

@@ -165,9 +165,15 @@ def matched(q: Quantity, theirs: list[Quantity]) -> Quantity | None:
     """The quantity of `theirs` that is `q`: the same value in the same unit, or in another unit of the same measure
     (1,150 grams = 1.15 kg, 2 kW = 2000 W), or one of the two without a unit."""
     measured = q.unit is not None and any(same_kind(q, e) for e in theirs)  # then a bare number is something else
-    return next((e for e in theirs if _same_value(q, e) and (e.unit == q.unit or q.unit is None
-                                                             or e.unit is None and not measured)
+    return next((e for e in theirs if _same_value(q, e) and _near(q.value, e.value)
+                 and (e.unit == q.unit or q.unit is None or e.unit is None and not measured)
                  or same_measure(q, e)), None)
+
+
+def _near(a: float, b: float) -> bool:
+    """Within a tenth of each other: a claim rounds its figure (15 % for 14.8 %), but "2 litres" is not "1.5 L",
+    though 1.5 rounds to 2."""
+    return a == b or abs(a - b) <= 0.1 * max(abs(a), abs(b))
 
 
 def same_measure(q: Quantity, e: Quantity) -> bool:
