@@ -11,7 +11,8 @@ accuracy of each one's call on those pairs.
 
 --loso: for each set, the cosine fitted on the other designed-on sets alone, and the set's balanced
 accuracy (full vs rest, every pair of the language) with the judge's calls as they were
-(`model:short=off`) and with that cosine deciding its silent short pairs; in Chinese, and in English,
+(`model:short=off`) and with that cosine deciding its silent short pairs as the judge does (a claim that
+joins two facts made `full` by it no more); in Chinese, and in English,
 where the same rule would replace judge-v1 (and is not shipped).
 """
 
@@ -125,7 +126,8 @@ def leave_one_set_out(rows, requests, cosine, more: list[str]) -> None:
             mine = [i for i, q in enumerate(requests[held]) if chinese == _is_chinese(q)]
             gold = [rows[held][i].label == "full" for i in mine]
             was = [calls[held][i] for i in mine]
-            now = [fitted.probability([sims[held][i]]) >= 0.5 if i in sims[held] else calls[held][i] for i in mine]
+            now = [_call(fitted.probability([sims[held][i]]), calls[held][i], requests[held][i].text)
+                   if i in sims[held] else calls[held][i] for i in mine]
             a, b = balanced(was, gold), balanced(now, gold)
             deltas["designed on" if held in DESIGNED_ON else "others"].append(b - a)
             print(f"  {held:12s} {len(mine):3d} pairs, {len(sims[held]):3d} silent short: {a:.3f} -> {b:.3f}")
@@ -133,6 +135,16 @@ def leave_one_set_out(rows, requests, cosine, more: list[str]) -> None:
             if values:
                 print(f"  mean change, {group}: {statistics.mean(values):+.3f} over {len(values)} sets "
                       f"({sum(v > 0 for v in values)} up, {sum(v < 0 for v in values)} down)")
+
+
+def _call(p: float, was_full: bool, claim: str) -> bool:
+    """The shipped rule's call (judges/short_pairs.decide): full from p >= 0.5, but not for a claim that joins
+    two facts."""
+    from citeaudit.judges.short_pairs import JOINED
+
+    if p >= 0.5 and not was_full and JOINED.search(claim):
+        return False
+    return p >= 0.5
 
 
 def _is_chinese(request) -> bool:

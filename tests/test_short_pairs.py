@@ -65,6 +65,22 @@ def test_decide_keeps_the_models_other_labels_below_the_line():
     assert out.label == "contradicts" and "->" not in out.explanation
 
 
+@pytest.mark.parametrize("claim, joined", [
+    ("青禾网盘团队版提供3TB空间，并支持全天候电话客服。", True),
+    ("谷禾F40的容量为4升，内胆还可以放进洗碗机清洗。", True),
+    ("云鹊航空提供免费热餐以及机上Wi-Fi。", True),
+    ("悦声S1智能音箱支持蓝牙5.0连接。", False),
+    ("把等量的白醋和清水倒进水箱。", False),  # 和 of two nouns of one fact
+])
+def test_a_claim_that_joins_two_facts_is_not_made_full_by_the_cosine(claim, joined):
+    out = short_pairs.decide(judgment("none"), 0.97, band=0.13, claim=claim)
+    assert (out.label == "none") is joined and (out.label == "full") is not joined
+    if joined:
+        assert "joins two facts" in out.explanation and "support" not in (out.scores or {})
+    # below the line, a joined claim's full is taken away as any other's
+    assert short_pairs.decide(judgment("full", full=0.5, partial=0.3, none=0.2), 0.90, 0.13, claim).label == "partial"
+
+
 def test_decide_is_uncertain_near_the_line_only():
     crossing = -short_pairs.BIAS / short_pairs.WEIGHT
     assert short_pairs.decide(judgment("none"), crossing + 0.002, 0.13).uncertain is True

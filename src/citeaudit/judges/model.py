@@ -391,7 +391,7 @@ class ModelJudge:
             if self.short and self.zh == "v2":
                 silent = [i for i in zh if readings[i] is None and short_pairs.is_short(requests[i])]
                 for i, s in zip(silent, self.short_judge.judge_batch([requests[i] for i in silent])):
-                    out[i] = short_pairs.decide(out[i], s.scores["similarity"], self.band)
+                    out[i] = short_pairs.decide(out[i], s.scores["similarity"], self.band, requests[i].text)
         if guard:
             out = [j if done else self.apply_guard(r, j, text)
                    for r, j, text, done in zip(requests, out, evidence, settled)]
