@@ -12,8 +12,9 @@ plain sets the rules were built on; docs/model-judge.md, "Short Chinese pairs").
 So, on such a pair, p(support) = sigmoid(WEIGHT * cosine + BIAS): `full` when it is at least 0.5; a
 `full` the model gave becomes `partial` or `none` below it; `uncertain` within the judge's band. The
 guard still checks every `full`. A claim that joins two facts (，并…, ，还…, 以及…) is never made `full`
-by the cosine: one embedding of the whole sentence does not see that its second fact is missing. English pairs are left to judge-v1 and the calibration: there the
-cosine did not do better than the model across the sets (the same section).
+by the cosine: one embedding of the whole sentence does not see that its second fact is missing.
+English pairs are left to judge-v1 and the calibration: there the cosine did not do better than the
+model across the sets (the same section).
 
 `benchmarks/short_chinese_pairs.py` fits the two numbers and prints what they do, set by set.
 """
