@@ -107,7 +107,7 @@ def main() -> None:
 
 
 def leave_one_set_out(rows, requests, cosine, more: list[str]) -> None:
-    from citeaudit.judges.model import make_model_judge
+    from citeaudit.judges.model import is_chinese, make_model_judge
 
     before = make_model_judge("model:short=off")  # the shipped judge's calls but for this rule
     calls = {name: [j.label == "full" for j in before.judge_batch(requests[name])] for name in rows}
@@ -123,7 +123,7 @@ def leave_one_set_out(rows, requests, cosine, more: list[str]) -> None:
             train = [name for name in DESIGNED_ON if name != held]
             fitted = fit([s for name in train for s in sims[name].values()],
                          [rows[name][i].label == "full" for name in train for i in sims[name]])
-            mine = [i for i, q in enumerate(requests[held]) if chinese == _is_chinese(q)]
+            mine = [i for i, q in enumerate(requests[held]) if chinese == is_chinese(q)]
             gold = [rows[held][i].label == "full" for i in mine]
             was = [calls[held][i] for i in mine]
             now = [_call(fitted.probability([sims[held][i]]), calls[held][i], requests[held][i].text)
@@ -145,12 +145,6 @@ def _call(p: float, was_full: bool, claim: str) -> bool:
     if p >= 0.5 and not was_full and JOINED.search(claim):
         return False
     return p >= 0.5
-
-
-def _is_chinese(request) -> bool:
-    from citeaudit.judges.model import is_chinese
-
-    return is_chinese(request)
 
 
 if __name__ == "__main__":

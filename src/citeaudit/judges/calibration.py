@@ -46,6 +46,12 @@ def claim_word_recall(claim: str, evidence: str) -> float:
     return len(wanted & content_words(evidence)) / len(wanted)
 
 
+def partial_or_none(scores: dict[str, float]) -> str:
+    """What a `full` becomes where a decision overrules it: `partial` or `none`, whichever the model scored
+    higher."""
+    return "partial" if scores.get("partial", 0.0) > scores.get("none", 0.0) else "none"
+
+
 def logit(p: float) -> float:
     p = min(max(p, 1e-6), 1 - 1e-6)
     return math.log(p / (1 - p))

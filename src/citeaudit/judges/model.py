@@ -408,7 +408,7 @@ class ModelJudge:
         if p >= 0.5:
             label = "full"
         elif label == "full":
-            label = _partial_or_none(scores)
+            label = calibration.partial_or_none(scores)
         note = f"; calibrated p(support)={p:.3f} from p(full) and claim-word recall {values[1]:.2f}"
         if label != judgment.label:
             note += f" -> {label}, not {judgment.label}"
@@ -473,7 +473,7 @@ class ModelJudge:
         finding = check(request.text, evidence if evidence is not None else self.evidence_text(request, judgment))
         if finding is None:
             return judgment
-        label = _partial_or_none(judgment.scores or {})
+        label = calibration.partial_or_none(judgment.scores or {})
         return judgment.model_copy(update={
             "label": label,
             "explanation": (judgment.explanation or "") + f"; qualifier guard ({finding.kind}): {finding.reason} "
@@ -506,10 +506,6 @@ def _strongest(judged: list[tuple[Request, Judgment]]) -> Judgment:
     return best.model_copy(update={"explanation": (best.explanation or "")
                                    + f"; judged on {', '.join(part.passage_ids)} of the cited set: a set is never "
                                      "weaker than its parts"})
-
-
-def _partial_or_none(scores: dict[str, float]) -> str:
-    return "partial" if scores.get("partial", 0.0) > scores.get("none", 0.0) else "none"
 
 
 def make_model_judge(argument: str = "") -> ModelJudge:

@@ -376,22 +376,26 @@ def _rival_number(said: Facts, passage: Passage, i: int, share: float) -> Readin
 _ORDER = {"first": 0, "last": -1}
 
 
+def _listed(said: Facts, here: Facts) -> list[Time]:
+    """The clause's times in order, where the claim gives one time and the clause a list of them; else []."""
+    return sorted(here.times, key=lambda e: e.minutes) if len(said.times) == 1 and len(here.times) >= 2 else []
+
+
 def _ordered(said: Facts, here: Facts) -> set[str]:
     """"first" or "last" of a claim with one time, where the clause lists times and the claim's is its earliest
     or latest: a timetable says which departure is the first without the word ("The first ferry … leaves at
     7:15 am." against "departures (weekdays): 07:15, 09:45, 12:30")."""
-    if len(said.times) != 1 or len(here.times) < 2:
-        return set()
-    listed = sorted(here.times, key=lambda e: e.minutes)
-    return {word for word, k in _ORDER.items() if word in said.words and said.times[0].same(listed[k])}
+    listed = _listed(said, here)
+    return {word for word, k in _ORDER.items()
+            if listed and word in said.words and said.times[0].same(listed[k])}
 
 
 def _out_of_order(said: Facts, here: Facts) -> tuple[str, str] | None:
     """The clause's first (last) time where the claim gives another of its times as the first (last):
     (theirs, the claim's)."""
-    if len(said.times) != 1 or len(here.times) < 2 or not any(said.times[0].same(e) for e in here.times):
+    listed = _listed(said, here)
+    if not any(said.times[0].same(e) for e in listed):
         return None
-    listed = sorted(here.times, key=lambda e: e.minutes)
     for word, k in _ORDER.items():
         if word in said.words and word not in here.words and not said.times[0].same(listed[k]):
             theirs, ours = _time_text(here, here.times.index(listed[k])), _time_text(said, 0).rstrip(". ")

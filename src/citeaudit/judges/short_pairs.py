@@ -25,6 +25,7 @@ import math
 import re
 
 from citeaudit.judges.base import Request
+from citeaudit.judges.calibration import partial_or_none
 from citeaudit.records import Judgment
 
 VERSION = "2"
@@ -69,8 +70,7 @@ def decide(judgment: Judgment, cosine: float, band: float, claim: str = "") -> J
         return judgment.model_copy(update={"explanation": (judgment.explanation or "") + (
             f"; a short pair the plain reading leaves silent: the e5 cosine {cosine:.3f} would make it full, "
             "but the claim joins two facts, which one embedding of it does not tell apart")})
-    label = "full" if p >= 0.5 else judgment.label if judgment.label != "full" else (
-        "partial" if scores.get("partial", 0.0) > scores.get("none", 0.0) else "none")
+    label = "full" if p >= 0.5 else judgment.label if judgment.label != "full" else partial_or_none(scores)
     note = (f"; a short pair the plain reading leaves silent, where the model's p(full) does not rank "
             f"pairs: decided by the e5 cosine {cosine:.3f} (p(support)={p:.3f})")
     if label != judgment.label:
