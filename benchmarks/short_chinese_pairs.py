@@ -7,13 +7,15 @@ feature) on the short Chinese pairs the plain reading leaves silent in the plain
 built on (`DESIGNED_ON`), and prints the two numbers that judges/short_pairs.py keeps. Then, for those
 pairs and for every set named in --sets (aggregates only, so a set no one has read stays unread), the
 ROC AUC of full against the rest of the e5 cosine beside judge-v2's own p(full), and the balanced
-accuracy of each one's call on those pairs.
+accuracy of each one's call on those pairs; and the cosine's AUC on the English ones.
 
 --loso: for each set, the cosine fitted on the other designed-on sets alone, and the set's balanced
 accuracy (full vs rest, every pair of the language) with the judge's calls as they were
 (`model:short=off`) and with that cosine deciding its silent short pairs as the judge does (a claim that
 joins two facts made `full` by it no more); in Chinese, and in English,
-where the same rule would replace judge-v1 (and is not shipped).
+where the same rule would replace judge-v1 (and is not shipped). English also gets a second trial, not
+shipped either: the cosine beside the logit of judge-v1's own p(none), which only makes pairs `full`
+(judge-v1's `full` stands).
 """
 
 from __future__ import annotations
@@ -54,10 +56,10 @@ def balanced(calls: list[bool], gold: list[bool]) -> float:
     return 0.5 * (sum(pos) / len(pos) + sum(neg) / len(neg)) if pos and neg else float("nan")
 
 
-def fit(sims: list[float], gold: list[bool]):
+def fit(values: list[list[float]], gold: list[bool]):
     from citeaudit.judges import calibration
 
-    return calibration.fit([[s] for s in sims], gold, l2=1e-3)
+    return calibration.fit(values, gold, l2=1e-3)
 
 
 def main() -> None:
@@ -85,7 +87,7 @@ def main() -> None:
         return [g for g, _ in picked], sims, [q for _, q in picked]
 
     gold, sims, picked = measured(DESIGNED_ON)
-    fitted = fit(sims, gold)
+    fitted = fit([[s] for s in sims], gold)
     (weight,), bias = fitted.weights, fitted.bias
     print(f"fitted on {len(gold)} silent short Chinese pairs ({sum(gold)} full) of {', '.join(DESIGNED_ON)}:")
     print(f"  WEIGHT = {weight:.2f}, BIAS = {bias:.2f}  (full from a cosine of {-bias / weight:.4f}); "
@@ -102,6 +104,10 @@ def main() -> None:
         print(f"{title:12s} n {len(gold):3d} ({sum(gold)} full)  AUC cosine {auc(sims, gold):.3f}  judge-v2 p(full) "
               f"{auc(p_full, gold):.3f}   BAcc cosine {balanced([short_pairs.probability(s) >= 0.5 for s in sims], gold):.3f}"
               f"  judge-v2 {balanced([j.label == 'full' for j in judged], gold):.3f}")
+    print("English (not shipped): the AUC of the e5 cosine on the silent short English pairs")
+    for title, names in (("designed on", DESIGNED_ON), *((name, [name]) for name in more)):
+        gold, sims, _ = measured(names, chinese=False)
+        print(f"{title:12s} n {len(gold):3d} ({sum(gold)} full)  AUC cosine {auc(sims, gold):.3f}")
     if args.loso:
         leave_one_set_out(rows, requests, cosine, more)
 
@@ -110,41 +116,57 @@ def leave_one_set_out(rows, requests, cosine, more: list[str]) -> None:
     from citeaudit.judges.model import is_chinese, make_model_judge
 
     before = make_model_judge("model:short=off")  # the shipped judge's calls but for this rule
-    calls = {name: [j.label == "full" for j in before.judge_batch(requests[name])] for name in rows}
+    judged = {name: before.judge_batch(requests[name]) for name in rows}
+    calls = {name: [j.label == "full" for j in judged[name]] for name in rows}
     for chinese, language in ((True, "Chinese"), (False, "English")):
         silent = {name: [silent_short(q, chinese) for q in requests[name]] for name in rows}
         sims = {name: dict(zip((i for i, s in enumerate(silent[name]) if s), (
             j.scores["similarity"] for j in cosine.judge_batch([q for q, s in zip(requests[name], silent[name]) if s]))))
             for name in rows}
-        print(f"\n{language}: each set with the cosine fitted on the other designed-on sets (balanced accuracy, "
-              "full vs rest, the set's pairs of the language)")
-        deltas = {"designed on": [], "others": []}
-        for held in list(rows):
-            train = [name for name in DESIGNED_ON if name != held]
-            fitted = fit([s for name in train for s in sims[name].values()],
-                         [rows[name][i].label == "full" for name in train for i in sims[name]])
-            mine = [i for i, q in enumerate(requests[held]) if chinese == is_chinese(q)]
-            gold = [rows[held][i].label == "full" for i in mine]
-            was = [calls[held][i] for i in mine]
-            now = [_call(fitted.probability([sims[held][i]]), calls[held][i], requests[held][i].text)
-                   if i in sims[held] else calls[held][i] for i in mine]
-            a, b = balanced(was, gold), balanced(now, gold)
-            deltas["designed on" if held in DESIGNED_ON else "others"].append(b - a)
-            print(f"  {held:12s} {len(mine):3d} pairs, {len(sims[held]):3d} silent short: {a:.3f} -> {b:.3f}")
-        for group, values in deltas.items():
-            if values:
-                print(f"  mean change, {group}: {statistics.mean(values):+.3f} over {len(values)} sets "
-                      f"({sum(v > 0 for v in values)} up, {sum(v < 0 for v in values)} down)")
+        trials = [("the cosine", _cosine, False)] + (
+            [] if chinese else [("the cosine and judge-v1's p(none), only making pairs full", _with_none, True)])
+        for title, features, raise_only in trials:
+            print(f"\n{language}: each set with {title} fitted on the other designed-on sets (balanced "
+                  "accuracy, full vs rest, the set's pairs of the language)")
+            deltas = {"designed on": [], "others": []}
+            for held in list(rows):
+                train = [name for name in DESIGNED_ON if name != held]
+                fitted = fit([features(s, judged[name][i]) for name in train for i, s in sims[name].items()],
+                             [rows[name][i].label == "full" for name in train for i in sims[name]])
+                mine = [i for i, q in enumerate(requests[held]) if chinese == is_chinese(q)]
+                gold = [rows[held][i].label == "full" for i in mine]
+                was = [calls[held][i] for i in mine]
+                now = [_call(fitted.probability(features(sims[held][i], judged[held][i])), calls[held][i],
+                             requests[held][i].text, raise_only) if i in sims[held] else calls[held][i] for i in mine]
+                a, b = balanced(was, gold), balanced(now, gold)
+                deltas["designed on" if held in DESIGNED_ON else "others"].append(b - a)
+                print(f"  {held:12s} {len(mine):3d} pairs, {len(sims[held]):3d} silent short: {a:.3f} -> {b:.3f}")
+            for group, values in deltas.items():
+                if values:
+                    print(f"  mean change, {group}: {statistics.mean(values):+.3f} over {len(values)} sets "
+                          f"({sum(v > 0 for v in values)} up, {sum(v < 0 for v in values)} down)")
 
 
-def _call(p: float, was_full: bool, claim: str) -> bool:
+def _cosine(cosine: float, judgment) -> list[float]:
+    return [cosine]
+
+
+def _with_none(cosine: float, judgment) -> list[float]:
+    """the cosine and the logit of the model's own p(none)"""
+    import math
+
+    p = min(max((judgment.scores or {}).get("none", 0.5), 1e-6), 1 - 1e-6)
+    return [cosine, math.log(p / (1 - p))]
+
+
+def _call(p: float, was_full: bool, claim: str, raise_only: bool = False) -> bool:
     """The shipped rule's call (judges/short_pairs.decide): full from p >= 0.5, but not for a claim that joins
-    two facts."""
+    two facts; `raise_only`: the model's `full` stands."""
     from citeaudit.judges.short_pairs import JOINED
 
     if p >= 0.5 and not was_full and JOINED.search(claim):
         return False
-    return p >= 0.5
+    return p >= 0.5 or (raise_only and was_full)
 
 
 if __name__ == "__main__":
