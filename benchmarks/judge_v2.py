@@ -1,6 +1,6 @@
 """Judges side by side on every measuring set, in both languages: what decides which judge ships.
 
-    python benchmarks/judge_v2.py [--judge SPEC ...] [--sets dev,test,plain,holdout,fresh,fresh2,…,fresh19,hard,nli,FILE.jsonl] [--changed] [--rows N] [--cache DIR]
+    python benchmarks/judge_v2.py [--judge SPEC ...] [--sets dev,test,plain,holdout,fresh,fresh2,…,fresh19,hard,nli,FILE.jsonl] [--changed] [--reading] [--rows N] [--cache DIR]
 
 Default judge: `model` (judge-v1, Chinese by the embedding route); name a trained bilingual judge with
 `--judge model:path=DIR,zh=model` beside it. For each judge and each set, by source and language: balanced accuracy (full vs the rest)
@@ -40,6 +40,10 @@ The sets:
           any labelled-pairs file
   nli     held-out NLI files no training step reads: Chinese-SNLI test and FEVER-NLI test, --rows pairs
           each (seed 0)
+
+--reading: per language, how many pairs the plain reading decides and how often the judge is right on
+them, and on the pairs it leaves to the model, the model's calls on the supported and on the other
+pairs (counts only, so a set no one has read stays unread).
 
 Judgments are cached as JSONL under --cache keyed by the judge's signature and the row, so a rerun
 judges only what is missing (Ctrl-C loses at most one batch).
@@ -163,6 +167,27 @@ def changed(rows, first, second) -> None:
     print(f"  changed {right[0] + right[1]}: the second judge right on {right[1]}, the first on {right[0]}")
 
 
+def by_reading(rows, judgments) -> None:
+    """Per language: the pairs the plain reading decides (a clause of a passage holds the claim, a rival or
+    a denial) and how often the judge is right on them (full vs rest), and on the rest, where the model
+    decides, its calls on the supported and on the unsupported pairs. Aggregates only: no pair is shown."""
+    from citeaudit.judges import plain
+
+    for lang in sorted({r.lang for r in rows}):
+        spoken, silent = [], []
+        for r, j in zip(rows, judgments):
+            if r.lang == lang:
+                read = any(plain.read(r.claim, p.text) is not None for p in r.passages)
+                (spoken if read else silent).append((r.label == "full", j.label == "full"))
+        right = sum(g == c for g, c in spoken)
+        full = [c for g, c in silent if g]
+        rest = [not c for g, c in silent if not g]
+        share = f"{len(spoken) / (len(spoken) + len(silent)):.0%}"
+        print(f"  reading, {lang}: decides {len(spoken)} of {len(spoken) + len(silent)} ({share}), right on {right}"
+              + (f" ({right / len(spoken):.0%})" if spoken else "") + f"; silent {len(silent)}: supported called "
+              f"full {sum(full)}/{len(full)}, the rest called not {sum(rest)}/{len(rest)}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--judge", action="append", help="judge spec (repeatable)")
@@ -171,6 +196,8 @@ def main() -> None:
     ap.add_argument("--data", default=None, help="the shared data folder")
     ap.add_argument("--cache", default="/tmp/citeaudit-judge-v2")
     ap.add_argument("--json", help="also write every figure here")
+    ap.add_argument("--reading", action="store_true",
+                    help="per language, the pairs the plain reading decides and the judge's calls there and on the rest")
     ap.add_argument("--changed", action="store_true",
                     help="list the rows whose full-vs-rest call the second judge makes otherwise than the first, "
                          "and which of the two is right")
@@ -198,6 +225,8 @@ def main() -> None:
                 f = figures([rows[i] for i in ix], [judgments[i] for i in ix])
                 out.setdefault(set_name, {}).setdefault(spec, {})[name] = f
                 print(line(name, f))
+            if args.reading:
+                by_reading(rows, judgments)
         if args.changed and len(calls) > 1:
             changed(rows, calls[0], calls[1])
     if args.json:
