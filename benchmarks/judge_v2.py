@@ -167,18 +167,24 @@ def changed(rows, first, second) -> None:
     print(f"  changed {right[0] + right[1]}: the second judge right on {right[1]}, the first on {right[0]}")
 
 
-def by_reading(rows, judgments) -> None:
-    """Per language: the pairs the plain reading decides (a clause of a passage holds the claim, a rival or
-    a denial) and how often the judge is right on them (full vs rest), and on the rest, where the model
-    decides, its calls on the supported and on the unsupported pairs. Aggregates only: no pair is shown."""
+def read_by_plain(rows) -> list[bool]:
+    """Whether the plain reading decides each row (for some passage: a clause holds the claim, a rival or a
+    denial)."""
     from citeaudit.judges import plain
 
+    return [any(plain.read(r.claim, p.text) is not None for p in r.passages) for r in rows]
+
+
+def by_reading(rows, judgments, read: list[bool]) -> None:
+    """Per language: the pairs the plain reading decides (a clause of a passage holds the claim, a rival or
+    a denial) and how often the judge is right on them (full vs rest), and on the rest, where the model
+    decides, its calls on the supported and on the unsupported pairs (`read`: read_by_plain's). Aggregates
+    only: no pair is shown."""
     for lang in sorted({r.lang for r in rows}):
         spoken, silent = [], []
-        for r, j in zip(rows, judgments):
+        for r, j, decided in zip(rows, judgments, read):
             if r.lang == lang:
-                read = any(plain.read(r.claim, p.text) is not None for p in r.passages)
-                (spoken if read else silent).append((r.label == "full", j.label == "full"))
+                (spoken if decided else silent).append((r.label == "full", j.label == "full"))
         right = sum(g == c for g, c in spoken)
         full = [c for g, c in silent if g]
         rest = [not c for g, c in silent if not g]
@@ -212,6 +218,7 @@ def main() -> None:
         rows = rows_of(set_name, args.data, args.rows)
         print(f"\n{set_name} ({len(rows)} rows)")
         calls = []
+        read = read_by_plain(rows) if args.reading else []
         for spec in specs:
             judge = build_judge(parse_judge(spec))
             judgments = judged(judge, rows, cache)
@@ -226,7 +233,7 @@ def main() -> None:
                 out.setdefault(set_name, {}).setdefault(spec, {})[name] = f
                 print(line(name, f))
             if args.reading:
-                by_reading(rows, judgments)
+                by_reading(rows, judgments, read)
         if args.changed and len(calls) > 1:
             changed(rows, calls[0], calls[1])
     if args.json:

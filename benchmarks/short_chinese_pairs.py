@@ -153,10 +153,9 @@ def _cosine(cosine: float, judgment) -> list[float]:
 
 def _with_none(cosine: float, judgment) -> list[float]:
     """the cosine and the logit of the model's own p(none)"""
-    import math
+    from citeaudit.judges.calibration import logit
 
-    p = min(max((judgment.scores or {}).get("none", 0.5), 1e-6), 1 - 1e-6)
-    return [cosine, math.log(p / (1 - p))]
+    return [cosine, logit((judgment.scores or {}).get("none", 0.5))]
 
 
 def _call(p: float, was_full: bool, claim: str, raise_only: bool = False) -> bool:
