@@ -210,6 +210,69 @@ def test_validate_judge_of_a_directory_that_records_no_claims_says_unknown(runne
     assert "\nthe judge has seen: unknown (embedding reads no judge directory)\n" in embedding.output
 
 
+# six Chinese CiteCheck rows of the dev split: judge-v2, which judges the model judge's Chinese pairs, was
+# calibrated on them; judge-v1 never read them
+def _chinese_rows():
+    rows = [r for r in load_rows(FIXTURES / "judge_validation_sample.jsonl") if r.lang == "zh"][:6]
+    assert len(rows) == 6 and all(split_of(r.claim) == "dev" for r in rows)
+    return rows
+
+
+def test_a_judge_that_hands_chinese_pairs_to_judge_v2_has_seen_what_judge_v2_learnt_from(runner, tmp_path):
+    from citeaudit.judges.model import CHINESE_MODEL_NAME
+    from citeaudit.judges.registry import chinese_judge_directory
+
+    data = tmp_path / "zh.jsonl"
+    data.write_text("".join(json.dumps({"id": r.id, "claim": r.claim, "label": r.label, "lang": "zh",
+                                        "passages": [{"id": p.id, "text": p.text} for p in r.passages]},
+                                       ensure_ascii=False) + "\n" for r in _chinese_rows()))
+
+    def seen(judge: str) -> dict:
+        result = runner.invoke(main, ["validate-judge", str(data), "--judge", judge, "--format", "json",
+                                      "--resamples", "1"])
+        assert result.exit_code == 0, result.output
+        return json.loads(result.stdout)["seen"]
+
+    found = seen("model")
+    assert (found["claims"], found["of"]) == (6, 6)
+    assert found["covers"].endswith("; and its Chinese pairs go to judge-v2, whose directory records: train split "
+                                    "(training), dev split (calibration) of wice, expertqa, factcheck_gpt, citecheck "
+                                    "(shared data, split by claim); en, zh")
+    # the embedding route read none of them, and judge-v1's record has none
+    assert (seen("model:zh=embedding")["claims"], seen("model:zh=embedding")["of"]) == (0, 6)
+    assert chinese_judge_directory("embedding@3#abc") is None
+    assert chinese_judge_directory(JUDGE_V1) == (CHINESE_MODEL_NAME, shipped_model_dir(CHINESE_MODEL_NAME))
+    # agree, from a run's log: the same
+    cases, labels = _case_and_labels(tmp_path, _chinese_rows())
+    run = _score(runner, cases, "model", tmp_path / "run.json")
+    result = runner.invoke(main, ["agree", run, "--labels", str(labels), "--format", "json", "--resamples", "1"])
+    assert result.exit_code == 0, result.output
+    assert (json.loads(result.stdout)["seen"]["claims"], json.loads(result.stdout)["seen"]["of"]) == (6, 6)
+    # adapt-judge's cross-validated figures, on a base that hands Chinese pairs to judge-v2: the same
+    from citeaudit.training.seen_claims import unseen_figures
+
+    rows = _chinese_rows()
+    judged = {"base": [None] * 6}
+    alone = unseen_figures(shipped_model_dir(), rows, [True] * 6, judged, lambda gold, j: {"n": len(gold)})
+    assert (alone["claims"], alone["of"]) == (0, 6)
+    with_v2 = unseen_figures(shipped_model_dir(), rows, [True] * 6, judged, lambda gold, j: {"n": len(gold)},
+                             chinese_judge_directory(JUDGE_V1))
+    assert (with_v2["claims"], with_v2["of"]) == (6, 6)
+
+
+def test_what_a_judge_and_its_chinese_judge_have_seen_is_known_only_when_both_records_are(tmp_path):
+    from citeaudit.judges.seen import SeenClaims, merged
+
+    own = SeenClaims(tmp_path / "a", frozenset({claim_key("Alpha holds.")}), "made up")
+    other = SeenClaims(tmp_path / "b", frozenset({claim_key("甲成立。")}), "also made up")
+    both = merged(own, other, "judge-v2")
+    assert both.has_seen("Alpha holds.") and both.has_seen("甲成立。") and not both.has_seen("Beta holds.")
+    assert both.file == own.file
+    assert merged("no record", other, "judge-v2") == "no record"
+    assert merged(own, "the judge directory x is not here", "judge-v2") == (
+        "judge-v2, which judges its Chinese pairs: the judge directory x is not here")
+
+
 def test_calibrate_judge_adds_its_rows_claims_to_the_record(runner, tmp_path):
     d = judge_copy(tmp_path)
     rows = [r for r in load_rows(FIXTURES / "judge_validation_sample.jsonl") if r.lang == "en"]
@@ -232,9 +295,10 @@ def test_calibrate_judge_adds_its_rows_claims_to_the_record(runner, tmp_path):
 # --- agree ---------------------------------------------------------------------------------------------
 
 
-def _case_and_labels(tmp_path: Path) -> tuple[Path, Path]:
-    """The sample as a case (each row's claim a statement citing its passage) and as labelled pairs."""
-    rows = load_rows(SAMPLE)
+def _case_and_labels(tmp_path: Path, rows=None) -> tuple[Path, Path]:
+    """The sample (or `rows`) as a case (each row's claim a statement citing its passage) and as labelled
+    pairs."""
+    rows = load_rows(SAMPLE) if rows is None else rows
     case = {"id": "t", "question": "q?",
             "sources": [{"id": f"S{i}", "version": "v1", "text": r.passages[0].text} for i, r in enumerate(rows, 1)],
             "answers": [{"id": "a", "statements": [{"text": r.claim, "citations": [f"S{i}"]}

@@ -133,6 +133,60 @@ def test_paired_balanced_accuracy_difference_hand_computed():
     assert paired_balanced_accuracy_difference([], [], []) == (None, None)
 
 
+def test_connected_groups_join_items_that_share_a_key_through_others():
+    from citeaudit.stats import connected_groups
+
+    # 0 and 2 share "a", 2 and 4 share "c": one group; 1 and 3 share nothing; numbered by first item
+    assert connected_groups([["a"], ["b"], ["a", "c"], ["d"], ["c"]]) == [0, 1, 0, 2, 0]
+    assert connected_groups([["x"], [], ["y"]]) == [0, 1, 2] and connected_groups([]) == []
+
+
+def test_grouped_bootstrap_draws_whole_groups():
+    import numpy as np
+
+    values = np.array([0.0, 1.0, 1.0, 0.0, 1.0, 0.0, 0.0, 1.0, 1.0, 1.0] * 2)
+
+    def mean(ix):
+        return float(values[ix].mean())
+
+    # items that share nothing: the same draws as without groups
+    alone = bootstrap_interval(mean, len(values), resamples=300, seed=4)
+    assert bootstrap_interval(mean, len(values), resamples=300, seed=4, groups=list(range(len(values)))) == alone
+    # each value five times over, the copies one group: exactly the interval of the 20 values alone,
+    # where drawing the 100 copies one by one claims an interval about half as wide
+    copies = np.repeat(values, 5)
+    groups = list(np.repeat(np.arange(len(values)), 5))
+    grouped = bootstrap_interval(lambda ix: float(copies[ix].mean()), len(copies), resamples=300, seed=4,
+                                 groups=groups)
+    assert grouped == alone
+    by_rows = bootstrap_interval(lambda ix: float(copies[ix].mean()), len(copies), resamples=300, seed=4)
+    assert (by_rows[1] - by_rows[0]) < 0.6 * (grouped[1] - grouped[0])
+    # metrics takes the groups for every interval; a subset's group numbers need not start at 0
+    gold = ["full", "none"] * 10
+    pred = ["full", "full", "none", "none"] * 5
+    m = metrics(gold, pred, [None] * 20, resamples=200, groups=[7 + i // 4 for i in range(20)])
+    assert m["balanced_accuracy"] == pytest.approx(0.5) and m["balanced_accuracy_ci"] is not None
+
+
+def test_validate_judge_draws_rows_that_share_a_claim_or_passage_together():
+    # `_rows()`: passages "yes" (r1, r4, r6) and "no" (r2, r3, r5): two groups
+    grouped = validate_judge(_rows(), ScoreJudge(), resamples=200)
+    assert grouped["resampling"] == {"by": "groups", "units": 2, "largest": 3}
+    by_rows = validate_judge(_rows(), ScoreJudge(), resamples=200, resample_by="rows")
+    assert by_rows["resampling"] == {"by": "rows", "units": 6}
+    assert grouped["balanced_accuracy"] == by_rows["balanced_accuracy"]  # the figure itself is the same
+    assert grouped["balanced_accuracy_ci"] != by_rows["balanced_accuracy_ci"]
+    # every row its own passage and claim: the groups are the rows, and so are the intervals
+    apart = parse_rows([json.dumps(_row(i, label, "a", "en", f"{word} {i}"))
+                        for i, (label, word) in enumerate([("full", "yes"), ("none", "no"), ("full", "no"),
+                                                           ("none", "yes"), ("full", "yes"), ("none", "no")])])
+    one, other = (validate_judge(apart, ScoreJudge(), resamples=200, resample_by=by) for by in ("groups", "rows"))
+    assert one["resampling"]["units"] == 6
+    assert one["balanced_accuracy_ci"] == other["balanced_accuracy_ci"] and one["auc_ci"] == other["auc_ci"]
+    with pytest.raises(ValueError, match="resample_by must be one of groups, rows"):
+        validate_judge(_rows(), ScoreJudge(), resample_by="claims")
+
+
 # --- loading ---------------------------------------------------------------------------------------
 
 def _row(i, label="full", source="a", lang="en", text="Some passage."):
@@ -342,6 +396,12 @@ def test_validate_judge_command(tmp_path, runner):
     assert "BAcc" in res.output and "by source:" in res.output and "by language:" in res.output
     assert "\nthe judge has seen: unknown (test-score reads no judge directory)\n" in res.output
     assert "contradicts" in res.output  # the confusion matrix header
+    # rows 2 and 3 cite the same passage ("no"): two groups
+    assert ("intervals: bootstrap 95 % (percentile, fixed seed), drawing whole groups of rows that share a "
+            "claim or a passage: 2 groups, the largest 2 rows\n") in res.output
+    res = runner.invoke(group, ["validate-judge", str(data), "--judge", "test-score", "--resamples", "50",
+                                "--resample-by", "rows"])
+    assert res.exit_code == 0 and "drawing the 3 rows one by one\n" in res.output
     res = runner.invoke(group, ["validate-judge", str(data), "--judge", "test-score", "--format", "json",
                                 "--resamples", "50", "--predictions", str(tmp_path / "p.jsonl")])
     assert res.exit_code == 0, res.output

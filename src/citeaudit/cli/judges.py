@@ -1,6 +1,7 @@
 """Commands for measuring judges against human labels (attached to the main `citeaudit` group).
 
     citeaudit validate-judge DATA.jsonl --judge embedding:0.85 [--predictions OUT.jsonl] [--format text|json]
+                             [--resample-by groups|rows]
     citeaudit judge-data export OUT_DIR [--data-dir DIR] [--train]
     citeaudit calibrate-judge DATA.jsonl [--model DIR] [--exclude-source S] [--dry-run]
     citeaudit train-judge OUT_DIR [--leave-out S] [--steps N] [--time-budget MIN] [--resume] [--device cuda] ...
@@ -63,6 +64,17 @@ def _seen_lines(result: dict[str, Any]) -> list[str]:
     return lines
 
 
+def intervals_line(resampling: dict[str, Any] | None) -> str:
+    """What the bootstrap intervals are and what they drew."""
+    text = "bootstrap 95 % (percentile, fixed seed)"
+    if not resampling:
+        return text
+    if resampling["by"] == "rows":
+        return f"{text}, drawing the {resampling['units']} rows one by one"
+    return (f"{text}, drawing whole groups of rows that share a claim or a passage: {resampling['units']} groups, "
+            f"the largest {resampling['largest']} row{'s' if resampling['largest'] != 1 else ''}")
+
+
 def render_text(result: dict[str, Any]) -> str:
     """A readable table: overall, what the judge has seen, per source, per language, then the confusion
     matrix."""
@@ -89,7 +101,7 @@ def render_text(result: dict[str, Any]) -> str:
         lines += ["", f"threshold maximising BAcc on this data: {best['threshold']:.4f} "
                       f"(BAcc {best['balanced_accuracy']:.3f}); choose it on dev, report it on test"]
     lines.append("")
-    lines.append("intervals: bootstrap 95 % (percentile, fixed seed)")
+    lines.append("intervals: " + intervals_line(result.get("resampling")))
     return "\n".join(lines) + "\n"
 
 
@@ -101,20 +113,24 @@ def render_text(result: dict[str, Any]) -> str:
 @click.option("--resamples", default=1000, show_default=True, type=click.IntRange(min=1),
               help="bootstrap resamples")
 @click.option("--seed", default=0, show_default=True, help="bootstrap seed")
-def validate_judge_cmd(data, judge_name, predictions, fmt, resamples, seed):
+@click.option("--resample-by", type=click.Choice(["groups", "rows"]), default="groups", show_default=True,
+              help="what the bootstrap draws: whole groups of rows that share a claim or a passage, or single rows")
+def validate_judge_cmd(data, judge_name, predictions, fmt, resamples, seed, resample_by):
     """Measure a judge on human-labelled DATA rows (JSONL: id, claim, passages, label, source, lang); say how
     many of their claims the judge trained or was calibrated on (its directory's record), with the
     figures on the rows whose claim it has not seen beside the rest."""
     from citeaudit.judges import make_judge, parse_judge
-    from citeaudit.judges.registry import judge_directory
+    from citeaudit.judges.registry import chinese_judge_directory, judge_directory
     from citeaudit.judges.seen import seen_in
     from citeaudit.files.labelled import load_rows
     from citeaudit.training.validation import validate_judge
 
     spec = parse_judge(judge_name)  # a bad spec stops here, before the rows are read
-    seen = seen_in(judge_directory(spec), str(spec))  # what the judge trained and was calibrated on
+    directory = judge_directory(spec)
     rows = load_rows(data)
     judge = make_judge(spec, [])
+    # what the judge trained and was calibrated on, with judge-v2's claims where it judges the Chinese pairs
+    seen = seen_in(directory, str(spec), chinese=chinese_judge_directory(judge.signature))
     done = [0]
 
     def progress(k: int) -> None:
@@ -123,7 +139,7 @@ def validate_judge_cmd(data, judge_name, predictions, fmt, resamples, seed):
             click.echo(f"\rjudged {done[0]}/{len(rows)}", err=True, nl=False)
 
     result = validate_judge(rows, judge, resamples=resamples, seed=seed, predictions=predictions,
-                            progress=progress, seen=seen)
+                            progress=progress, seen=seen, resample_by=resample_by)
     if sys.stderr.isatty():
         click.echo("", err=True)
     if fmt == "json":

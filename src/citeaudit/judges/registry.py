@@ -190,6 +190,16 @@ def judge_directory(spec: JudgeSpec | Any) -> Path | None:
     return None
 
 
+def chinese_judge_directory(signature: str | None) -> tuple[str, Path] | None:
+    """judge-v2's name and directory when the judge that signs `signature` hands its Chinese pairs to it
+    (the model judge's `zh=judge-v2#…`): the claims judge-v2 learnt from are seen by that judge too."""
+    from citeaudit.judges.model import CHINESE_MODEL_NAME, shipped_model_dir
+
+    if not signature or f"|zh={CHINESE_MODEL_NAME}#" not in signature:
+        return None
+    return CHINESE_MODEL_NAME, shipped_model_dir(CHINESE_MODEL_NAME)
+
+
 def make_judge(spec: str | JudgeSpec, cases: Sequence[ResolvedCase]) -> Judge:
     """The judge named by `spec` (`NAME` or `NAME:ARGUMENT`, see judges/spec.py for the grammar)."""
     return build_judge(spec, cases)

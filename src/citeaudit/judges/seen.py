@@ -109,10 +109,33 @@ def write_seen(model_dir: str | os.PathLike[str], keys: Iterable[str], covers: s
 # --- what the reports say ----------------------------------------------------------------------------
 
 
-def seen_in(directory: Path | None, judge: str, signature: str | None = None) -> SeenClaims | str:
+def seen_in(directory: Path | None, judge: str, signature: str | None = None,
+            chinese: tuple[str, Path] | None = None) -> SeenClaims | str:
     """The claims `directory` records, or why what the judge has seen is unknown: it reads no judge
     directory, the directory is not here, or records none. With `signature` (a run's judge), the directory
-    must be the one the signature names (its hash in it), not one changed since."""
+    must be the one the signature names (its hash in it), not one changed since. `chinese`: the name and
+    directory of the judge this one hands its Chinese pairs to (the model judge's judge-v2), whose claims
+    count as seen too (`merged`)."""
+    found = _seen_in(directory, judge, signature)
+    if chinese is None:
+        return found
+    name, other = chinese
+    return merged(found, _seen_in(other, name, signature), name)
+
+
+def merged(own: SeenClaims | str, chinese: SeenClaims | str, chinese_judge: str) -> SeenClaims | str:
+    """What a judge that hands its Chinese pairs to another has seen: the claims of both records (a
+    claim either trained or was calibrated on is seen), or unknown when either record is."""
+    if isinstance(own, str):
+        return own
+    if isinstance(chinese, str):
+        return f"{chinese_judge}, which judges its Chinese pairs: {chinese}"
+    return SeenClaims(own.file, own.keys | chinese.keys,
+                      f"{own.covers}; and its Chinese pairs go to {chinese_judge}, whose directory records: "
+                      f"{chinese.covers}")
+
+
+def _seen_in(directory: Path | None, judge: str, signature: str | None) -> SeenClaims | str:
     if directory is None:
         return f"{judge} reads no judge directory"
     if not directory.is_dir():

@@ -38,7 +38,7 @@ import numpy as np
 from citeaudit.errors import InputError, JudgeSetupError, Problem
 from citeaudit.files.labelled import Row, load_rows
 from citeaudit.jsonio import ENCODING
-from citeaudit.judges.registry import judge_directory
+from citeaudit.judges.registry import chinese_judge_directory, judge_directory
 from citeaudit.judges.seen import SeenClaims, seen_in, seen_summary
 from citeaudit.metrics.names import NOT_MEASURED
 from citeaudit.metrics.scoring import UNCERTAIN, UNJUDGED, by_rule
@@ -401,7 +401,11 @@ def seen_of_log(log: RunLog) -> SeenClaims | str:
         directory = judge_directory(record)
     except JudgeSetupError as err:  # a shipped judge this installation does not have
         return str(err)
-    return seen_in(directory, record.spec, log.judge)
+    try:
+        chinese = chinese_judge_directory(log.judge)
+    except JudgeSetupError as err:  # judge-v2 cannot be found or unpacked here
+        return str(err)
+    return seen_in(directory, record.spec, log.judge, chinese=chinese)
 
 
 def seen_pairs(seen: SeenClaims | str, pairs: Sequence[LabelledPair], resamples: int = 1000,

@@ -299,8 +299,10 @@ def cross_validate(adapter: Adapter, team: TeamLabels, chinese_of: Sequence[bool
             continue
         out[route] = {name: figures([rows[i].label for i in ix], [judged[i] for i in ix], s.resamples, s.seed)
                       for name, judged in columns.items() if not (route == "chinese" and name == "recalibrated")}
+    # the judge of its Chinese pairs (judge-v2) learnt from claims too
+    chinese = (adapter.chinese_judge, shipped_model_dir(adapter.chinese_judge)) if adapter.chinese_judge else None
     out["seen"] = seen_claims.unseen_figures(adapter.model_dir, rows, chinese_of, columns,
-                                             lambda gold, judged: figures(gold, judged, s.resamples, s.seed))
+                                             lambda gold, judged: figures(gold, judged, s.resamples, s.seed), chinese)
     return out
 
 

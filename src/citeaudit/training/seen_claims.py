@@ -21,8 +21,8 @@ from typing import Any
 
 from citeaudit.errors import CiteauditError, TrainingError
 from citeaudit.files.labelled import Row
-from citeaudit.judges.seen import (SeenClaims, claim_key, mixed, read_seen, seen_lines, seen_summary,
-                                   write_seen)
+from citeaudit.judges.seen import (NO_FILE, SeenClaims, claim_key, merged, mixed, read_seen, seen_lines,
+                                   seen_summary, write_seen)
 from citeaudit.training.data import LABEL_MAPPING, SPLITS, load_all, split_of
 
 # what each split of the shared data is to a judge (training/train.py trains on train, calibrate.py fits on dev)
@@ -71,13 +71,19 @@ def add_claims(target: Path, base_dir: Path, claims: Sequence[str], what: str) -
 
 
 def unseen_figures(base_dir: Path, rows: Sequence[Row], chinese_of: Sequence[bool], columns: dict[str, list],
-                   figures: Callable[[list[str], list], dict[str, Any]]) -> dict[str, Any]:
+                   figures: Callable[[list[str], list], dict[str, Any]],
+                   chinese: tuple[str, Path] | None = None) -> dict[str, Any]:
     """How many of the team's claims the base judge has seen (`seen_summary`), and, when that is known,
     `figures` (adapt.figures) per route and judge over the pairs whose claim it has not seen (`unseen`)
-    and over the rest (`seen`): the base judge's figures on claims it trained on flatter it."""
-    seen = read_seen(base_dir)
-    summary = seen_summary(seen if seen is not None else "the base judge's directory records no training claims",
-                           [r.claim for r in rows])
+    and over the rest (`seen`): the base judge's figures on claims it trained on flatter it. `chinese`:
+    the name and directory of the judge the base hands its Chinese pairs to (judge-v2), whose claims
+    count as seen too."""
+    own = read_seen(base_dir)
+    seen = own if own is not None else "the base judge's directory records no training claims"
+    if chinese is not None:
+        other = read_seen(chinese[1])
+        seen = merged(seen, other if other is not None else NO_FILE, chinese[0])
+    summary = seen_summary(seen, [r.claim for r in rows])
     if isinstance(seen, SeenClaims):
         for part, of_part in seen.parts(r.claim for r in rows).items():
             summary[part] = {}

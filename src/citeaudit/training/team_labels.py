@@ -14,6 +14,7 @@ from pathlib import Path
 
 from citeaudit.errors import InputError, Problem, TrainingError
 from citeaudit.files.labelled import Row
+from citeaudit.stats import connected_groups
 
 
 @dataclass(frozen=True)
@@ -149,25 +150,11 @@ def _one_label_a_pair(rows: list[Row], questions: list[str | None]) -> tuple[lis
 def fold_of(team: TeamLabels, k: int, seed: int = 0) -> list[int]:
     """A fold for every row: rows sharing a passage text or a question are one group, groups are dealt
     to folds largest first (each to the smallest fold so far), ties broken by a seeded shuffle."""
-    parent = list(range(len(team.rows)))
-
-    def find(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    first_with: dict[str, int] = {}
-    for i, (row, question) in enumerate(zip(team.rows, team.questions)):
-        keys = [f"p:{p.text}" for p in row.passages] + ([f"q:{question}"] if question else [])
-        for key in keys:
-            if key in first_with:
-                parent[find(i)] = find(first_with[key])
-            else:
-                first_with[key] = i
+    numbers = connected_groups([[f"p:{p.text}" for p in row.passages] + ([f"q:{question}"] if question else [])
+                                for row, question in zip(team.rows, team.questions)])
     groups: dict[int, list[int]] = {}
-    for i in range(len(team.rows)):
-        groups.setdefault(find(i), []).append(i)
+    for i, number in enumerate(numbers):
+        groups.setdefault(number, []).append(i)
     ordered = list(groups.values())
     random.Random(seed).shuffle(ordered)
     ordered.sort(key=len, reverse=True)

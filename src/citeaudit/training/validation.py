@@ -24,7 +24,9 @@ from citeaudit.judges.base import Request, judge_many
 from citeaudit.judges.seen import SeenClaims, seen_summary
 from citeaudit.files.labelled import Row
 from citeaudit.records import Judgment
-from citeaudit.stats import best_threshold, metrics, risk_coverage, score_from
+from citeaudit.stats import best_threshold, connected_groups, metrics, risk_coverage, score_from
+
+RESAMPLE_BY = ("groups", "rows")
 
 
 def score_of(judgment: Judgment) -> float | None:
@@ -44,30 +46,53 @@ def predict(rows: Sequence[Row], judge, batch_size: int = 64,
     return out
 
 
+def row_groups(rows: Sequence[Row]) -> list[int]:
+    """A group number for each row: rows that cite the same passage text or state the same claim are one
+    group, directly or through others (the claims a system made from one document, one claim cited to
+    several passages). They are not independent evidence of how the judge does."""
+    return connected_groups([[("claim", r.claim)] + [("passage", p.text) for p in r.passages] for r in rows])
+
+
+def resampling(groups: Sequence[int] | None, n: int) -> dict[str, Any]:
+    """What the intervals draw: `rows`, or `groups` with how many there are and the largest."""
+    if groups is None:
+        return {"by": "rows", "units": n}
+    sizes: dict[int, int] = {}
+    for g in groups:
+        sizes[g] = sizes.get(g, 0) + 1
+    return {"by": "groups", "units": len(sizes), "largest": max(sizes.values(), default=0)}
+
+
 def evaluate(rows: Sequence[Row], judgments: Sequence[Judgment], resamples: int = 1000,
-             seed: int = 0) -> dict[str, Any]:
+             seed: int = 0, resample_by: str = "groups") -> dict[str, Any]:
     """Metrics of given judgments against the rows' labels, overall, by_source and by_lang; overall also
     under the names `citeaudit agree` gives every-pair figures (`n_all`, `balanced_accuracy_all`,
     `kappa_all`, each figure with `_ci`), the figures of the rows the judge was sure of (`confident`) and
-    the share of those (`coverage`)."""
+    the share of those (`coverage`). Intervals draw whole groups of rows that share a claim or a
+    passage (`row_groups`), or single rows with `resample_by="rows"`; `resampling` says which."""
+    if resample_by not in RESAMPLE_BY:
+        raise ValueError(f"resample_by must be one of {', '.join(RESAMPLE_BY)}, not {resample_by!r}")
     gold = [r.label for r in rows]
     pred = [j.label for j in judgments]  # an uncertain judgment's label is its best guess
     scores = [score_of(j) for j in judgments]
-    result = metrics(gold, pred, scores, resamples, seed)
+    groups = row_groups(rows) if resample_by == "groups" else None
+
+    def part(ix: Sequence[int]) -> dict[str, Any]:
+        return metrics([gold[i] for i in ix], [pred[i] for i in ix], [scores[i] for i in ix], resamples, seed,
+                       groups=None if groups is None else [groups[i] for i in ix])
+
+    result = part(range(len(rows)))
+    result["resampling"] = resampling(groups, len(rows))
     result.update({f"{name}_all{ci}": result[f"{name}{ci}"] for name in ("balanced_accuracy", "kappa")
                    for ci in ("", "_ci")}, n_all=result["n"])
     sure = [i for i, j in enumerate(judgments) if not j.uncertain]
     result["coverage"] = len(sure) / len(rows) if rows else None
-    result["confident"] = metrics([gold[i] for i in sure], [pred[i] for i in sure], [scores[i] for i in sure],
-                                  resamples, seed)
+    result["confident"] = part(sure)
     for key, attr in (("by_source", "source"), ("by_lang", "lang")):
-        groups: dict[str, list[int]] = {}
+        members: dict[str, list[int]] = {}
         for i, r in enumerate(rows):
-            groups.setdefault(getattr(r, attr) or "(unset)", []).append(i)
-        result[key] = {
-            name: metrics([gold[i] for i in ix], [pred[i] for i in ix], [scores[i] for i in ix], resamples, seed)
-            for name, ix in sorted(groups.items())
-        }
+            members.setdefault(getattr(r, attr) or "(unset)", []).append(i)
+        result[key] = {name: part(ix) for name, ix in sorted(members.items())}
     return result
 
 
@@ -86,19 +111,22 @@ def write_predictions(path: str | Path, rows: Sequence[Row], judgments: Sequence
 def validate_judge(rows: Sequence[Row], judge, *, resamples: int = 1000, seed: int = 0,
                    predictions: str | Path | None = None, batch_size: int = 64,
                    progress: Callable[[int], None] | None = None,
-                   seen: SeenClaims | str | None = None) -> dict[str, Any]:
+                   seen: SeenClaims | str | None = None, resample_by: str = "groups") -> dict[str, Any]:
     """Judge every row and measure agreement with its human label (see `evaluate` for the keys);
     also writes each row's predicted label and score to `predictions` when given. With `seen` (what
     the judge trained and was calibrated on, or why that is unknown: judges/seen.py), `seen` says how
     many of the rows' claims the judge has seen, with the figures on the rows it has not (see
-    `seen_figures`)."""
+    `seen_figures`). `resample_by`: what the intervals draw (`evaluate`)."""
+    if resample_by not in RESAMPLE_BY:  # before any judging
+        raise ValueError(f"resample_by must be one of {', '.join(RESAMPLE_BY)}, not {resample_by!r}")
     judgments = predict(rows, judge, batch_size, progress)
     if predictions is not None:
         write_predictions(predictions, rows, judgments)
-    result = evaluate(rows, judgments, resamples, seed)
+    result = evaluate(rows, judgments, resamples, seed, resample_by)
     result["judge"] = judge.signature
     if seen is not None:
-        result["seen"] = seen_figures(seen, rows, judgments, resamples, seed)
+        result["seen"] = seen_figures(seen, rows, judgments, resamples, seed,
+                                      row_groups(rows) if resample_by == "groups" else None)
     scores = [score_of(j) for j in judgments]
     if all(s is not None for s in scores):
         found = best_threshold([r.label == "full" for r in rows], scores)
@@ -108,7 +136,7 @@ def validate_judge(rows: Sequence[Row], judge, *, resamples: int = 1000, seed: i
 
 
 def seen_figures(seen: SeenClaims | str, rows: Sequence[Row], judgments: Sequence[Judgment], resamples: int = 1000,
-                 seed: int = 0) -> dict[str, Any]:
+                 seed: int = 0, groups: Sequence[int] | None = None) -> dict[str, Any]:
     """How many of the rows' distinct claims the judge has seen (judges/seen.py `seen_summary`) and, when
     that is known, the figures over every row (an unsure one at its best guess) whose claim it has not
     seen (`unseen`) and over the rest (`seen`): figures on claims a judge learnt from flatter it."""
@@ -116,7 +144,8 @@ def seen_figures(seen: SeenClaims | str, rows: Sequence[Row], judgments: Sequenc
     if isinstance(seen, SeenClaims):
         for part, ix in seen.parts(r.claim for r in rows).items():
             found = metrics([rows[i].label for i in ix], [judgments[i].label for i in ix],
-                            [score_of(judgments[i]) for i in ix], resamples, seed)
+                            [score_of(judgments[i]) for i in ix], resamples, seed,
+                            groups=None if groups is None else [groups[i] for i in ix])
             summary[part] = {k: v for k, v in found.items() if k != "confusion"}
     return summary
 
