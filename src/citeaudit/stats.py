@@ -107,17 +107,10 @@ def connected_groups(keys: Sequence[Iterable[Hashable]]) -> list[int]:
     return [numbers.setdefault(find(i), len(numbers)) for i in range(len(keys))]
 
 
-def _members(groups: Sequence[int]) -> list[np.ndarray]:
-    """The item indices of each group, the groups numbered afresh by their first item (a subset of a
-    grouping keeps its own order)."""
+def _renumbered(groups: Sequence[int]) -> np.ndarray:
+    """The groups numbered afresh 0, 1, 2, … by their first item (a subset of a grouping keeps its order)."""
     numbers: dict[int, int] = {}
-    out: list[list[int]] = []
-    for i, g in enumerate(groups):
-        k = numbers.setdefault(g, len(numbers))
-        if k == len(out):
-            out.append([])
-        out[k].append(i)
-    return [np.asarray(m, dtype=np.int64) for m in out]
+    return np.fromiter((numbers.setdefault(g, len(numbers)) for g in groups), dtype=np.int64, count=len(groups))
 
 
 def bootstrap_interval(statistic: Callable[[np.ndarray], float | None], n: int, resamples: int = 1000,
@@ -130,14 +123,16 @@ def bootstrap_interval(statistic: Callable[[np.ndarray], float | None], n: int, 
     interval. Items that share nothing give the same draws as without `groups`."""
     if n == 0 or resamples <= 0:
         return None
-    members = _members(groups) if groups is not None else None
+    numbers = _renumbered(groups) if groups is not None else None
+    k = int(numbers.max()) + 1 if numbers is not None else n
+    items = np.arange(n)
     rng = np.random.default_rng(seed)
     values = []
     for _ in range(resamples):
-        if members is None:
-            v = statistic(rng.integers(0, n, size=n))
-        else:
-            v = statistic(np.concatenate([members[g] for g in rng.integers(0, len(members), size=len(members))]))
+        drawn = rng.integers(0, k, size=k)
+        if numbers is not None:  # each item as often as its group was drawn (order does not matter)
+            drawn = np.repeat(items, np.bincount(drawn, minlength=k)[numbers])
+        v = statistic(drawn)
         if v is not None and not np.isnan(v):
             values.append(v)
     if not values:
