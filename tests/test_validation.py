@@ -166,6 +166,8 @@ def test_grouped_bootstrap_draws_whole_groups():
     pred = ["full", "full", "none", "none"] * 5
     m = metrics(gold, pred, [None] * 20, resamples=200, groups=[7 + i // 4 for i in range(20)])
     assert m["balanced_accuracy"] == pytest.approx(0.5) and m["balanced_accuracy_ci"] is not None
+    with pytest.raises(ValueError, match="groups: one group number for each of the 20 items, got 19"):
+        metrics(gold, pred, [None] * 20, resamples=10, groups=list(range(19)))
 
 
 def test_validate_judge_draws_rows_that_share_a_claim_or_passage_together():

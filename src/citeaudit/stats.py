@@ -121,6 +121,8 @@ def bootstrap_interval(statistic: Callable[[np.ndarray], float | None], n: int, 
     for each item), whole groups are drawn, as many as there are, and each brings all its items: rows
     that share a passage or a claim are not independent, and drawing them one by one narrows the
     interval. Items that share nothing give the same draws as without `groups`."""
+    if groups is not None and len(groups) != n:
+        raise ValueError(f"groups: one group number for each of the {n} items, got {len(groups)}")
     if n == 0 or resamples <= 0:
         return None
     numbers = _renumbered(groups) if groups is not None else None

@@ -21,12 +21,17 @@ from pathlib import Path
 from typing import Any
 
 from citeaudit.judges.base import Request, judge_many
-from citeaudit.judges.seen import SeenClaims, seen_summary
+from citeaudit.judges.seen import SeenClaims, claim_key, seen_summary
 from citeaudit.files.labelled import Row
 from citeaudit.records import Judgment
 from citeaudit.stats import best_threshold, connected_groups, metrics, risk_coverage, score_from
 
 RESAMPLE_BY = ("groups", "rows")
+
+
+def _check_resample_by(resample_by: str) -> None:
+    if resample_by not in RESAMPLE_BY:
+        raise ValueError(f"resample_by must be one of {', '.join(RESAMPLE_BY)}, not {resample_by!r}")
 
 
 def score_of(judgment: Judgment) -> float | None:
@@ -49,8 +54,10 @@ def predict(rows: Sequence[Row], judge, batch_size: int = 64,
 def row_groups(rows: Sequence[Row]) -> list[int]:
     """A group number for each row: rows that cite the same passage text or state the same claim are one
     group, directly or through others (the claims a system made from one document, one claim cited to
-    several passages). They are not independent evidence of how the judge does."""
-    return connected_groups([[("claim", r.claim)] + [("passage", p.text) for p in r.passages] for r in rows])
+    several passages; a claim is known by its words, as the split knows it: judges/seen.py `claim_key`).
+    They are not independent evidence of how the judge does."""
+    return connected_groups([[("claim", claim_key(r.claim))] + [("passage", p.text) for p in r.passages]
+                             for r in rows])
 
 
 def resampling(groups: Sequence[int] | None, n: int) -> dict[str, Any]:
@@ -70,8 +77,7 @@ def evaluate(rows: Sequence[Row], judgments: Sequence[Judgment], resamples: int 
     `kappa_all`, each figure with `_ci`), the figures of the rows the judge was sure of (`confident`) and
     the share of those (`coverage`). Intervals draw whole groups of rows that share a claim or a
     passage (`row_groups`), or single rows with `resample_by="rows"`; `resampling` says which."""
-    if resample_by not in RESAMPLE_BY:
-        raise ValueError(f"resample_by must be one of {', '.join(RESAMPLE_BY)}, not {resample_by!r}")
+    _check_resample_by(resample_by)
     gold = [r.label for r in rows]
     pred = [j.label for j in judgments]  # an uncertain judgment's label is its best guess
     scores = [score_of(j) for j in judgments]
@@ -117,8 +123,7 @@ def validate_judge(rows: Sequence[Row], judge, *, resamples: int = 1000, seed: i
     the judge trained and was calibrated on, or why that is unknown: judges/seen.py), `seen` says how
     many of the rows' claims the judge has seen, with the figures on the rows it has not (see
     `seen_figures`). `resample_by`: what the intervals draw (`evaluate`)."""
-    if resample_by not in RESAMPLE_BY:  # before any judging
-        raise ValueError(f"resample_by must be one of {', '.join(RESAMPLE_BY)}, not {resample_by!r}")
+    _check_resample_by(resample_by)  # before any judging
     judgments = predict(rows, judge, batch_size, progress)
     if predictions is not None:
         write_predictions(predictions, rows, judgments)
