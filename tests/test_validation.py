@@ -400,10 +400,15 @@ def test_validate_judge_command(tmp_path, runner):
     assert "contradicts" in res.output  # the confusion matrix header
     # rows 2 and 3 cite the same passage ("no"): two groups
     assert ("intervals: bootstrap 95 % (percentile, fixed seed), drawing whole groups of rows that share a "
-            "claim or a passage: 2 groups, the largest 2 rows\n") in res.output
+            "claim or a passage: 2 groups, the largest 2 rows (fewer than 10: read the intervals as too "
+            "narrow)\n") in res.output
     res = runner.invoke(group, ["validate-judge", str(data), "--judge", "test-score", "--resamples", "50",
                                 "--resample-by", "rows"])
-    assert res.exit_code == 0 and "drawing the 3 rows one by one\n" in res.output
+    assert res.exit_code == 0 and "drawing the 3 rows one by one (fewer than 10" in res.output
+    from citeaudit.cli.judges import intervals_line
+
+    assert intervals_line({"by": "groups", "units": 139, "largest": 3}).endswith(": 139 groups, the largest 3 rows")
+    assert intervals_line({"by": "rows", "units": 12}).endswith("drawing the 12 rows one by one")
     res = runner.invoke(group, ["validate-judge", str(data), "--judge", "test-score", "--format", "json",
                                 "--resamples", "50", "--predictions", str(tmp_path / "p.jsonl")])
     assert res.exit_code == 0, res.output
