@@ -122,13 +122,13 @@ def judged(judge, rows, cache: Path):
 
 
 def figures(rows, judgments, resample_by: str = "rows") -> dict:
-    from citeaudit.stats import metrics
+    from citeaudit.stats import drawing, metrics
     from citeaudit.training.validation import row_groups, score_of
 
     gold = [r.label for r in rows]
     pred = [j.label for j in judgments]
-    m = metrics(gold, pred, [score_of(j) for j in judgments], 1000, 0,
-                groups=row_groups(rows) if resample_by == "groups" else None)
+    groups, _ = drawing(row_groups(rows) if resample_by == "groups" else None, len(rows), "row")
+    m = metrics(gold, pred, [score_of(j) for j in judgments], 1000, 0, groups=groups)
     sure = [i for i, j in enumerate(judgments) if not j.uncertain]
     recall = {}
     for label in ("partial", "contradicts"):

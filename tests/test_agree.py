@@ -286,6 +286,44 @@ def test_cli_text(run, labels, runner):
     assert "intervals: bootstrap 95 % (percentile, 50 resamples, seed 0)" in out
 
 
+def test_intervals_draw_pairs_that_share_a_passage_together(tmp_path, runner):
+    # 24 claims, two citing each of 12 passages: 12 groups. The run (curated) and the person disagree on
+    # both claims of the first three passages.
+    cited = [f"S{k}" for k in range(12) for _ in range(2)]
+    run_labels = ["full" if i % 4 < 2 else "none" for i in range(24)]
+    human = [("none" if label == "full" else "full") if i < 6 else label for i, label in enumerate(run_labels)]
+    statements = [{"text": f"Claim {i} holds.", "citations": [p]} for i, p in enumerate(cited)]
+    case = make_case(statements, sources=tuple(dict.fromkeys(cited)),
+                     labels=[{"claim": f"Claim {i} holds.", "passages": [p], "label": label}
+                             for i, (p, label) in enumerate(zip(cited, run_labels))])
+    (tmp_path / "cases.json").write_text(json.dumps(case), encoding="utf-8")
+    out = tmp_path / "run.json"
+    assert runner.invoke(main, ["score", str(tmp_path / "cases.json"), "--out", str(out)]).exit_code == 0
+    labels = _write_jsonl(tmp_path / "h.jsonl", [_row(f"h{i}", f"Claim {i} holds.", p, label)
+                                                 for i, (p, label) in enumerate(zip(cited, human))])
+
+    def found(path=labels, *extra) -> dict:
+        result = runner.invoke(main, ["agree", str(out), "--labels", path, "--format", "json",
+                                      "--resamples", "300", *extra])
+        assert result.exit_code == 0, result.output
+        return json.loads(result.output)
+
+    grouped, single = found(), found(labels, "--resample-by", "pairs")
+    assert grouped["resampling"] == {"by": "groups", "units": 12, "largest": 2}
+    assert single["resampling"] == {"by": "pairs", "units": 24}
+    assert grouped["agreement"] == single["agreement"] == pytest.approx(18 / 24)
+    # a claim's twin agrees or disagrees with it: drawing them apart claims more certainty than there is
+    width = {k: r["agreement_ci"][1] - r["agreement_ci"][0] for k, r in (("groups", grouped), ("pairs", single))}
+    assert width["groups"] > 1.2 * width["pairs"]
+    text = runner.invoke(main, ["agree", str(out), "--labels", labels, "--resamples", "50"]).output
+    assert text.endswith("intervals: bootstrap 95 % (percentile, 50 resamples, seed 0), drawing whole groups of "
+                         "pairs that share a claim or a passage: 12 groups, the largest 2 pairs\n")
+    # the labels of four passages only: 4 groups, too few to draw whole, so the 8 pairs one by one
+    few = _write_jsonl(tmp_path / "few.jsonl", [_row(f"h{i}", f"Claim {i} holds.", p, label)
+                                                for i, (p, label) in enumerate(zip(cited, human)) if i < 8])
+    assert found(few)["resampling"] == {"by": "pairs", "units": 8, "groups": 4, "largest": 2}
+
+
 def test_cli_json_and_the_same_seed_gives_the_same_intervals(run, labels, runner):
     args = ["agree", run, "--labels", labels, "--format", "json", "--resamples", "50", "--seed", "3"]
     first = json.loads(runner.invoke(main, args).output)

@@ -131,6 +131,13 @@ def test_paired_balanced_accuracy_difference_hand_computed():
     # one class only: each judge's recall of it, 1/2 and 1
     assert paired_balanced_accuracy_difference([T, T], [T, F], [T, T], resamples=0) == (pytest.approx(0.5), None)
     assert paired_balanced_accuracy_difference([], [], []) == (None, None)
+    # groups: items sharing nothing draw as before; each item twice over, the copies one group, draws as
+    # the items alone
+    assert paired_balanced_accuracy_difference(gold, a, b, resamples=300, seed=2, groups=[5, 6, 7, 8]) == (
+        difference, (lo, hi))
+    twice = [x for x in zip(gold, a, b) for _ in range(2)]
+    assert paired_balanced_accuracy_difference(*zip(*twice), resamples=300, seed=2,
+                                               groups=[i // 2 for i in range(8)]) == (pytest.approx(0.25), (lo, hi))
 
 
 def test_connected_groups_join_items_that_share_a_key_through_others():
@@ -170,20 +177,40 @@ def test_grouped_bootstrap_draws_whole_groups():
         metrics(gold, pred, [None] * 20, resamples=10, groups=list(range(19)))
 
 
+def _paired_rows():
+    """24 rows, two citing each of 12 passages; ScoreJudge calls a row full when its passage says yes. The
+    person labels passages 0-2 the other way, so the judge is wrong on both rows of each."""
+    rows = []
+    for k in range(12):
+        says = "yes" if k % 2 else "no"
+        label = ("full" if says == "yes" else "none") if k >= 3 else ("none" if says == "yes" else "full")
+        rows += [_row(f"{k}.{j}", label, "a", "en", f"{says} {k}") for j in range(2)]
+    return parse_rows([json.dumps({**r, "claim": f"claim {r['id']}"}) for r in rows])
+
+
 def test_validate_judge_draws_rows_that_share_a_claim_or_passage_together():
-    # `_rows()`: passages "yes" (r1, r4, r6) and "no" (r2, r3, r5): two groups
-    grouped = validate_judge(_rows(), ScoreJudge(), resamples=200)
-    assert grouped["resampling"] == {"by": "groups", "units": 2, "largest": 3}
-    by_rows = validate_judge(_rows(), ScoreJudge(), resamples=200, resample_by="rows")
-    assert by_rows["resampling"] == {"by": "rows", "units": 6}
+    rows = _paired_rows()
+    grouped = validate_judge(rows, ScoreJudge(), resamples=300)
+    assert grouped["resampling"] == {"by": "groups", "units": 12, "largest": 2}
+    by_rows = validate_judge(rows, ScoreJudge(), resamples=300, resample_by="rows")
+    assert by_rows["resampling"] == {"by": "rows", "units": 24}
     assert grouped["balanced_accuracy"] == by_rows["balanced_accuracy"]  # the figure itself is the same
-    assert grouped["balanced_accuracy_ci"] != by_rows["balanced_accuracy_ci"]
+    # a row's twin is right or wrong with it: drawing them apart claims more certainty than there is
+    width = {name: hi - lo for name, (lo, hi) in (("groups", grouped["balanced_accuracy_ci"]),
+                                                  ("rows", by_rows["balanced_accuracy_ci"]))}
+    assert width["groups"] > 1.2 * width["rows"]
+    # fewer than 10 groups are too few to draw whole: the rows are drawn one by one, and the groups counted
+    # (`_rows()`: passages "yes" (r1, r4, r6) and "no" (r2, r3, r5))
+    few = validate_judge(_rows(), ScoreJudge(), resamples=200)
+    assert few["resampling"] == {"by": "rows", "units": 6, "groups": 2, "largest": 3}
+    assert few["balanced_accuracy_ci"] == validate_judge(_rows(), ScoreJudge(), resamples=200,
+                                                         resample_by="rows")["balanced_accuracy_ci"]
     # every row its own passage and claim: the groups are the rows, and so are the intervals
-    apart = parse_rows([json.dumps(_row(i, label, "a", "en", f"{word} {i}"))
-                        for i, (label, word) in enumerate([("full", "yes"), ("none", "no"), ("full", "no"),
-                                                           ("none", "yes"), ("full", "yes"), ("none", "no")])])
+    apart = parse_rows([json.dumps({**r, "claim": f"claim {r['id']}"}) for r in
+                        (_row(f"{k}.{j}", "full" if k % 3 else "none", "a", "en", f"{'yes' if k % 2 else 'no'} {k}.{j}")
+                         for k in range(12) for j in range(2))])
     one, other = (validate_judge(apart, ScoreJudge(), resamples=200, resample_by=by) for by in ("groups", "rows"))
-    assert one["resampling"]["units"] == 6
+    assert one["resampling"] == {"by": "groups", "units": 24, "largest": 1}
     assert one["balanced_accuracy_ci"] == other["balanced_accuracy_ci"] and one["auc_ci"] == other["auc_ci"]
     with pytest.raises(ValueError, match="resample_by must be one of groups, rows"):
         validate_judge(_rows(), ScoreJudge(), resample_by="claims")
@@ -398,10 +425,10 @@ def test_validate_judge_command(tmp_path, runner):
     assert "BAcc" in res.output and "by source:" in res.output and "by language:" in res.output
     assert "\nthe judge has seen: unknown (test-score reads no judge directory)\n" in res.output
     assert "contradicts" in res.output  # the confusion matrix header
-    # rows 2 and 3 cite the same passage ("no"): two groups
-    assert ("intervals: bootstrap 95 % (percentile, fixed seed), drawing whole groups of rows that share a "
-            "claim or a passage: 2 groups, the largest 2 rows (fewer than 10: read the intervals as too "
-            "narrow)\n") in res.output
+    # rows 2 and 3 cite the same passage ("no"): two groups, too few to draw whole
+    assert ("intervals: bootstrap 95 % (percentile, fixed seed), drawing the 3 rows one by one (they share "
+            "claims or passages in only 2 groups, too few to draw whole) (fewer than 10: read the intervals as "
+            "too narrow)\n") in res.output
     res = runner.invoke(group, ["validate-judge", str(data), "--judge", "test-score", "--resamples", "50",
                                 "--resample-by", "rows"])
     assert res.exit_code == 0 and "drawing the 3 rows one by one (fewer than 10" in res.output

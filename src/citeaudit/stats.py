@@ -107,6 +107,26 @@ def connected_groups(keys: Sequence[Iterable[Hashable]]) -> list[int]:
     return [numbers.setdefault(find(i), len(numbers)) for i in range(len(keys))]
 
 
+# Fewer groups than this are too few to draw whole: two or three groups drawn with replacement give a
+# handful of distinct resamples, and an interval narrower than drawing the items one by one.
+MIN_GROUPS = 10
+
+
+def drawing(groups: Sequence[int] | None, n: int, unit: str) -> tuple[list[int] | None, dict[str, Any]]:
+    """What the intervals of `n` items draw, and what the output says of it: whole `groups` (a group
+    number for each item, `connected_groups`) when there are at least MIN_GROUPS of them, else single
+    items, and then how many groups they made. `unit` names an item ("row", "pair")."""
+    if groups is None:
+        return None, {"by": f"{unit}s", "units": n}
+    sizes: dict[int, int] = {}
+    for g in groups:
+        sizes[g] = sizes.get(g, 0) + 1
+    made = {"groups": len(sizes), "largest": max(sizes.values(), default=0)}
+    if len(sizes) < MIN_GROUPS and len(sizes) < n:  # too few to draw whole: the items one by one
+        return None, {"by": f"{unit}s", "units": n, **made}
+    return list(groups), {"by": "groups", "units": len(sizes), "largest": made["largest"]}
+
+
 def _renumbered(groups: Sequence[int]) -> np.ndarray:
     """The groups numbered afresh 0, 1, 2, … by their first item (a subset of a grouping keeps its order)."""
     numbers: dict[int, int] = {}
@@ -314,12 +334,15 @@ def paired_ratio_differences(numerators_a: Sequence[Sequence[float]], denominato
 
 def paired_balanced_accuracy_difference(gold: Sequence[bool], pred_a: Sequence[bool], pred_b: Sequence[bool],
                                         resamples: int = RESAMPLES, seed: int = SEED, level: float = 0.95,
+                                        groups: Sequence[int] | None = None,
                                         ) -> tuple[float | None, tuple[float, float] | None]:
     """(difference, interval) of B's balanced accuracy minus A's on the same items (two judges on the
     same labelled pairs): the paired bootstrap of `paired_ratio_differences`, each resample drawing the
     items once and recomputing both judges' recalls from their counts on those items. Balanced
     accuracy is the mean of two ratios, not one, so it is taken from the resampled counts here; with
-    one class only it is that class's recall, as `balanced_accuracy` says. (None, None) for no items."""
+    one class only it is that class's recall, as `balanced_accuracy` says. (None, None) for no items.
+    With `groups` (a group number for each item), a resample draws whole groups, as
+    `bootstrap_interval` does."""
     g = np.asarray(gold, dtype=bool)
     if g.size == 0:
         return None, None
@@ -337,4 +360,11 @@ def paired_balanced_accuracy_difference(gold: Sequence[bool], pred_a: Sequence[b
     point = float(difference(columns.sum(axis=0)))
     if resamples <= 0:
         return point, None
+    if groups is not None:  # one row of counts per group: drawing a group draws all its items
+        if len(groups) != g.size:
+            raise ValueError(f"groups: one group number for each of the {g.size} items, got {len(groups)}")
+        numbers = _renumbered(groups)
+        by_group = np.zeros((int(numbers.max()) + 1, columns.shape[1]))
+        np.add.at(by_group, numbers, columns)
+        columns = by_group
     return point, _percentiles(difference(_resampled_sums(columns, resamples, seed)), level)

@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from citeaudit.cli.common import (confusion_lines, echo_text, format_figure, load_inputs, parse_reader_options,
+from citeaudit.cli.common import (confusion_lines, echo_text, what_was_drawn, format_figure, load_inputs, parse_reader_options,
                                   read_log, reader_options)
 
 # How many ids of unmatched labels the text output names (the JSON output names them all).
@@ -73,8 +73,13 @@ def render_text(result: dict[str, Any], run: str) -> str:
               f"claims of the run with no human label: {result['unlabelled_claims']}",
               *([f"  of which a rule labelled (they cite nothing, or name no passage; no judge was asked): {by_rule}"]
                 if by_rule else []), "",
-              f"intervals: bootstrap 95 % (percentile, {result['resamples']} resamples, seed {result['seed']})"]
+              _intervals_line(result)]
     return "\n".join(lines) + "\n"
+
+
+def _intervals_line(result: dict[str, Any]) -> str:
+    return (f"intervals: bootstrap 95 % (percentile, {result['resamples']} resamples, seed {result['seed']})"
+            + what_was_drawn(result.get("resampling"), "pair"))
 
 
 def _labels_line(labels: dict[str, Any]) -> str:
@@ -132,7 +137,7 @@ def render_runs_text(result: dict[str, Any]) -> str:
                 "" if r["balanced_accuracy_all_difference_ci"] is None
                 else " [{:+.3f}, {:+.3f}]".format(*r["balanced_accuracy_all_difference_ci"]))
             lines.append(f"run {i} - run 1  {shown}")
-    lines += ["", f"intervals: bootstrap 95 % (percentile, {result['resamples']} resamples, seed {result['seed']})"]
+    lines += ["", _intervals_line(result)]
     return "\n".join(lines) + "\n"
 
 
@@ -145,7 +150,9 @@ def render_runs_text(result: dict[str, Any]) -> str:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--resamples", default=1000, show_default=True, type=click.IntRange(min=1), help="bootstrap resamples")
 @click.option("--seed", default=0, show_default=True, help="bootstrap seed")
-def agree_cmd(runs, labels_path, source_format, reader_options, fmt, resamples, seed):
+@click.option("--resample-by", type=click.Choice(["groups", "pairs"]), default="groups", show_default=True,
+              help="what the bootstrap draws: whole groups of pairs that share a claim or a passage, or single pairs")
+def agree_cmd(runs, labels_path, source_format, reader_options, fmt, resamples, seed, resample_by):
     """How often the judge of the run log RUN agrees with your own labels: agreement, Cohen's kappa and
     balanced accuracy with bootstrap 95 % intervals, over the pairs the judge was sure of and over every
     pair (an unsure one at its best guess), with the coverage; the confusion table, and every
@@ -162,7 +169,8 @@ def agree_cmd(runs, labels_path, source_format, reader_options, fmt, resamples, 
                          lambda path: load_inputs([path], fmt=source_format, reader_options=reader_options),
                          source_format)
     several = len(logs) > 1
-    result = agree_runs(logs, labels, resamples, seed) if several else agree(logs[0][1], labels, resamples, seed)
+    result = (agree_runs(logs, labels, resamples, seed, resample_by) if several
+              else agree(logs[0][1], labels, resamples, seed, resample_by))
     if fmt == "json":
         click.echo(json.dumps(result, ensure_ascii=False, indent=2))
     else:

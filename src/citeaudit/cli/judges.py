@@ -20,7 +20,7 @@ from typing import Any
 
 import click
 
-from citeaudit.cli.common import confusion_lines, format_figure
+from citeaudit.cli.common import confusion_lines, format_figure, what_was_drawn
 
 from citeaudit.training.bases import BASES, DEFAULT_BASE
 from citeaudit.training.config import DEFAULT_WORK_DIR
@@ -64,23 +64,9 @@ def _seen_lines(result: dict[str, Any]) -> list[str]:
     return lines
 
 
-FEW_UNITS = 10
-
-
 def intervals_line(resampling: dict[str, Any] | None) -> str:
     """What the bootstrap intervals are and what they drew."""
-    text = "bootstrap 95 % (percentile, fixed seed)"
-    if not resampling:
-        return text
-    units = resampling["units"]
-    if resampling["by"] == "rows":
-        text += f", drawing the {units} rows one by one"
-    else:
-        text += (f", drawing whole groups of rows that share a claim or a passage: {units} groups, "
-                 f"the largest {resampling['largest']} row{'s' if resampling['largest'] != 1 else ''}")
-    if units < FEW_UNITS:  # a bootstrap over a handful of draws understates how much a figure can move
-        text += f" (fewer than {FEW_UNITS}: read the intervals as too narrow)"
-    return text
+    return "bootstrap 95 % (percentile, fixed seed)" + what_was_drawn(resampling, "row")
 
 
 def render_text(result: dict[str, Any]) -> str:

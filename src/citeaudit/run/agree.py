@@ -39,17 +39,18 @@ from citeaudit.errors import InputError, JudgeSetupError, Problem
 from citeaudit.files.labelled import Row, load_rows
 from citeaudit.jsonio import ENCODING
 from citeaudit.judges.registry import chinese_judge_directory, judge_directory
-from citeaudit.judges.seen import SeenClaims, seen_in, seen_summary
+from citeaudit.judges.seen import SeenClaims, claim_key, seen_in, seen_summary
 from citeaudit.metrics.names import NOT_MEASURED
 from citeaudit.metrics.scoring import UNCERTAIN, UNJUDGED, by_rule
 from citeaudit.parse.resolve import ResolvedCase
 from citeaudit.records import Judgment, SourcePassage
 from citeaudit.run.log import RunLog, is_stream, read_runlog, resolved_cases
-from citeaudit.stats import bootstrap_interval, metrics, paired_balanced_accuracy_difference
+from citeaudit.stats import bootstrap_interval, connected_groups, drawing, metrics, paired_balanced_accuracy_difference
 
 # Below this many counted pairs no figure is given: one pair agrees or not, and kappa cannot tell
 # chance from skill.
 MIN_PAIRS = 2
+RESAMPLE_BY = ("groups", "pairs")  # what the intervals draw
 # The desk shows kappa without an interval, so it waits for enough pairs for the bare number to mean
 # something (docs/agreement.md says why twenty).
 DESK_MIN_PAIRS = 20
@@ -280,6 +281,11 @@ class LabelledPair:
     labels: list[str]  # ids of the human labels it matched
     not_counted: str | None = None  # "unjudged", "uncertain", "labelled by a rule" or "reviewers differ"
     best_guess: str | None = None  # the judgment's label, its band ignored (None: unjudged)
+    passages: tuple[str | None, ...] = field(default=(), compare=False)  # the cited texts: what groups pairs
+
+    def to_dict(self) -> dict[str, Any]:
+        """The pair as the JSON output lists it (its passages' texts are the log's, not repeated)."""
+        return {k: v for k, v in asdict(self).items() if k != "passages"}
 
 
 @dataclass
@@ -299,25 +305,26 @@ class Agreement:
         return [p for p in self.pairs if p.human != p.judge]
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.figures, "disagreements": [asdict(p) for p in self.disagreements],
-                "not_counted": [asdict(p) for p in self.not_counted],
+        return {**self.figures, "disagreements": [p.to_dict() for p in self.disagreements],
+                "not_counted": [p.to_dict() for p in self.not_counted],
                 "unmatched_labels": self.unmatched_labels, "unlabelled_claims": self.unlabelled_claims,
                 "unlabelled_by_rule": self.unlabelled_by_rule}
 
 
 def figures(human: Sequence[str], judge: Sequence[str], resamples: int = 1000, seed: int = 0,
-            min_pairs: int = MIN_PAIRS) -> dict[str, Any]:
+            min_pairs: int = MIN_PAIRS, groups: Sequence[int] | None = None) -> dict[str, Any]:
     """n, how many agree, the share that agree, Cohen's kappa (four labels), balanced accuracy of full
-    vs rest (human = gold), each with a bootstrap 95 % interval (none when resamples is 0), and the
-    confusion table (rows: human). Below `min_pairs` pairs every figure is None and `undefined` says
-    why."""
-    out = metrics(human, judge, [], resamples, seed)
+    vs rest (human = gold), each with a bootstrap 95 % interval (none when resamples is 0) drawing
+    pairs, or whole `groups` of them (stats.bootstrap_interval), and the confusion table (rows: human).
+    Below `min_pairs` pairs every figure is None and `undefined` says why."""
+    out = metrics(human, judge, [], resamples, seed, groups=groups)
     del out["auc"], out["auc_ci"]  # labels only: there is no score to rank by
     same = np.asarray([a == b for a, b in zip(human, judge)], dtype=bool)
     n = len(same)
     out["agree"] = int(same.sum())
     out["agreement"] = float(same.mean()) if n else None
-    out["agreement_ci"] = bootstrap_interval(lambda ix: float(same[ix].mean()), n, resamples, seed) if n else None
+    out["agreement_ci"] = (bootstrap_interval(lambda ix: float(same[ix].mean()), n, resamples, seed, groups=groups)
+                           if n else None)
     out["undefined"] = None
     if n < min_pairs:
         for name in ("agreement", "kappa", "balanced_accuracy"):
@@ -327,8 +334,9 @@ def figures(human: Sequence[str], judge: Sequence[str], resamples: int = 1000, s
 
 
 def compare(claims: Sequence[RunClaim], rows: Sequence[Row], resamples: int = 1000, seed: int = 0,
-            min_pairs: int = MIN_PAIRS) -> Agreement:
-    """Match human labels to claims by claim text and cited passages, and measure the agreement."""
+            min_pairs: int = MIN_PAIRS, resample_by: str = "pairs") -> Agreement:
+    """Match human labels to claims by claim text and cited passages, and measure the agreement; the
+    intervals draw single pairs, or with `resample_by="groups"` whole groups (`pair_groups`)."""
     by_key: dict[PairKey, list[Row]] = {}
     for row in rows:
         by_key.setdefault(pair_key(row.claim, ((p.id, p.text) for p in row.passages)), []).append(row)
@@ -347,7 +355,7 @@ def compare(claims: Sequence[RunClaim], rows: Sequence[Row], resamples: int = 10
         units[unit_key].claims.append(claim.where)
     counted = [u for u in units.values() if u.not_counted is None]
     every = judged(units.values())
-    return Agreement(scored(every, resamples, seed, min_pairs), counted,
+    return Agreement(scored(every, resamples, seed, min_pairs, resample_by), counted,
                      [u for u in units.values() if u.not_counted is not None],
                      [r.id for r in rows if r.id not in matched], unlabelled.total(), unlabelled[True], every)
 
@@ -356,7 +364,8 @@ def _pair(claim: RunClaim, rows: list[Row]) -> LabelledPair:
     human = sorted({r.label for r in rows})
     reason = "reviewers differ" if len(human) > 1 else why_not_counted(claim.judgment)
     return LabelledPair(claim.text, list(claim.citations), " / ".join(human), claim.label, claim.explanation, [],
-                        [r.id for r in rows], reason, claim.judgment.label if claim.judgment else None)
+                        [r.id for r in rows], reason, claim.judgment.label if claim.judgment else None,
+                        claim.cited_texts)
 
 
 def judged(pairs: Iterable[LabelledPair]) -> list[LabelledPair]:
@@ -364,30 +373,52 @@ def judged(pairs: Iterable[LabelledPair]) -> list[LabelledPair]:
     return [p for p in pairs if p.not_counted in (None, UNCERTAIN)]
 
 
+def pair_groups(pairs: Sequence[LabelledPair]) -> list[int]:
+    """A group number for each pair: pairs that cite the same passage text or make the same claim are one
+    group, directly or through others (an answer's claims citing one source): they stand or fall
+    together, as validate-judge's rows do (training/validation.py `row_groups`)."""
+    return connected_groups([[("claim", claim_key(p.text))] + [("passage", t) for t in p.passages if t is not None]
+                             for p in pairs])
+
+
+def resampling(pairs: Sequence[LabelledPair], resample_by: str) -> tuple[list[int] | None, dict[str, Any]]:
+    """The groups the intervals draw (None: single pairs) and what the output says of them
+    (stats.drawing)."""
+    if resample_by not in RESAMPLE_BY:
+        raise ValueError(f"resample_by must be one of {', '.join(RESAMPLE_BY)}, not {resample_by!r}")
+    return drawing(pair_groups(pairs) if resample_by == "groups" else None, len(pairs), "pair")
+
+
 def scored(pairs: Sequence[LabelledPair], resamples: int = 1000, seed: int = 0,
-           min_pairs: int = MIN_PAIRS) -> dict[str, Any]:
+           min_pairs: int = MIN_PAIRS, resample_by: str = "pairs") -> dict[str, Any]:
     """`figures` over the judged `pairs` the judge was sure of; beside them, suffixed `_all`, the same
     over all of them, an uncertain pair counted at its best guess; and `coverage`, the share it was sure
     of (None for no pairs). Confident-only figures of two judges unsure of different pairs are figures
-    on different pairs; the every-pair ones are not."""
-    sure = [p for p in pairs if p.not_counted is None]
-    out = figures([p.human for p in sure], [p.judge for p in sure], resamples, seed, min_pairs)
-    every = figures([p.human for p in pairs], [p.best_guess for p in pairs], resamples, seed, min_pairs)
+    on different pairs; the every-pair ones are not. `resample_by`: what the intervals draw, single
+    `pairs` or `groups` of them (`pair_groups`); `resampling` says which."""
+    groups, drawn = resampling(pairs, resample_by)
+    sure = [i for i, p in enumerate(pairs) if p.not_counted is None]
+    out = figures([pairs[i].human for i in sure], [pairs[i].judge for i in sure], resamples, seed, min_pairs,
+                  None if groups is None else [groups[i] for i in sure])
+    every = figures([p.human for p in pairs], [p.best_guess for p in pairs], resamples, seed, min_pairs, groups)
     out.update({name + ALL: every[name] for name in EVERY_PAIR_FIGURES})
     out.update({f"{name}{ALL}_ci": every[f"{name}_ci"] for name in WITH_INTERVALS})
     out["coverage"] = len(sure) / len(pairs) if pairs else None
+    out["resampling"] = drawn
     return out
 
 
-def agree(log: RunLog, labels: Labels, resamples: int = 1000, seed: int = 0) -> dict[str, Any]:
+def agree(log: RunLog, labels: Labels, resamples: int = 1000, seed: int = 0,
+          resample_by: str = "groups") -> dict[str, Any]:
     """How often the run's judge agrees with the human labels (see `figures` and `Agreement`), as the
     JSON that `citeaudit agree --format json` prints; `seen` says how many of the labelled claims the
-    judge trained or was calibrated on (`seen_pairs`)."""
-    found = compare(claims_of_log(log), labels.rows, resamples, seed)
+    judge trained or was calibrated on (`seen_pairs`). The intervals draw whole groups of pairs that
+    share a claim or a passage (`pair_groups`), or single ones with `resample_by="pairs"`."""
+    found = compare(claims_of_log(log), labels.rows, resamples, seed, resample_by=resample_by)
     if not log.settings.judges_claims:  # every pair unjudged: say why, not "0 so far"
         found.figures["undefined"] = found.figures["undefined" + ALL] = _judges_no_claim()
     return {"judge": log.judge, "labels": _labels_header(labels), "resamples": resamples, "seed": seed,
-            **found.to_dict(), "seen": seen_pairs(seen_of_log(log), found.judged, resamples, seed)}
+            **found.to_dict(), "seen": seen_pairs(seen_of_log(log), found.judged, resamples, seed, resample_by)}
 
 
 def seen_of_log(log: RunLog) -> SeenClaims | str:
@@ -409,15 +440,17 @@ def seen_of_log(log: RunLog) -> SeenClaims | str:
 
 
 def seen_pairs(seen: SeenClaims | str, pairs: Sequence[LabelledPair], resamples: int = 1000,
-               seed: int = 0) -> dict[str, Any]:
+               seed: int = 0, resample_by: str = "pairs") -> dict[str, Any]:
     """How many of the judged pairs' distinct claims the judge has seen (judges/seen.py `seen_summary`)
     and, when that is known, `figures` over every one of those pairs (an unsure one at its best guess)
     whose claim it has not seen (`unseen`) and over the rest (`seen`)."""
     summary = seen_summary(seen, [p.text for p in pairs])
     if isinstance(seen, SeenClaims):
+        groups, _ = resampling(pairs, resample_by)
         for part, ix in seen.parts(p.text for p in pairs).items():
             chosen = [pairs[i] for i in ix]
-            found = figures([p.human for p in chosen], [p.best_guess for p in chosen], resamples, seed)
+            found = figures([p.human for p in chosen], [p.best_guess for p in chosen], resamples, seed,
+                            groups=None if groups is None else [groups[i] for i in ix])
             summary[part] = {k: v for k, v in found.items() if k != "confusion"}
     return summary
 
@@ -431,7 +464,7 @@ def _labels_header(labels: Labels) -> dict[str, Any]:
 
 
 def agree_runs(logs: Sequence[tuple[str, RunLog]], labels: Labels, resamples: int = 1000,
-               seed: int = 0) -> dict[str, Any]:
+               seed: int = 0, resample_by: str = "groups") -> dict[str, Any]:
     """Several runs' judges on the same pairs, as the JSON `citeaudit agree RUN1 RUN2 ... --format json`
     prints: the pairs with one human label that every run judged (unsure included); over them each
     run's confident and every-pair figures (`scored`), and each later run's every-pair balanced
@@ -451,16 +484,22 @@ def agree_runs(logs: Sequence[tuple[str, RunLog]], labels: Labels, resamples: in
     somewhere = set().union(*judged_by_run)
     gold = [first[k].human == "full" for k in common]
     guesses = [[by_labels[k].best_guess == "full" for k in common] for by_labels in judged_by_run]
+    # the same pairs, so the same groups, for every run (and for the paired differences)
+    groups, drawn = resampling([first[k] for k in common], resample_by)
     runs = []
     for i, ((name, log), by_labels) in enumerate(zip(logs, judged_by_run)):
-        result = {"run": name, "judge": log.judge, **scored([by_labels[k] for k in common], resamples, seed)}
+        result = {"run": name, "judge": log.judge,
+                  **scored([by_labels[k] for k in common], resamples, seed, resample_by=resample_by)}
         if not log.settings.judges_claims:
             result["undefined"] = result["undefined" + ALL] = _judges_no_claim()
         difference = ci = None
         if i and result["balanced_accuracy" + ALL] is not None and runs[0]["balanced_accuracy" + ALL] is not None:
-            difference, ci = paired_balanced_accuracy_difference(gold, guesses[0], guesses[i], resamples, seed)
+            difference, ci = paired_balanced_accuracy_difference(gold, guesses[0], guesses[i], resamples, seed,
+                                                                 groups=groups)
         runs.append({**result, "balanced_accuracy_all_difference": difference,
                      "balanced_accuracy_all_difference_ci": ci,
-                     "seen": seen_pairs(seen_of_log(log), [by_labels[k] for k in common], resamples, seed)})
-    return {"labels": _labels_header(labels), "resamples": resamples, "seed": seed, "pairs": len(common),
+                     "seen": seen_pairs(seen_of_log(log), [by_labels[k] for k in common], resamples, seed,
+                                        resample_by)})
+    return {"labels": _labels_header(labels), "resamples": resamples, "seed": seed, "resampling": drawn,
+            "pairs": len(common),
             "left_out": len(somewhere) - len(common), "runs": runs}

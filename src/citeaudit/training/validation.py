@@ -24,7 +24,7 @@ from citeaudit.judges.base import Request, judge_many
 from citeaudit.judges.seen import SeenClaims, claim_key, seen_summary
 from citeaudit.files.labelled import Row
 from citeaudit.records import Judgment
-from citeaudit.stats import best_threshold, connected_groups, metrics, risk_coverage, score_from
+from citeaudit.stats import best_threshold, connected_groups, drawing, metrics, risk_coverage, score_from
 
 RESAMPLE_BY = ("groups", "rows")
 
@@ -60,16 +60,6 @@ def row_groups(rows: Sequence[Row]) -> list[int]:
                              for r in rows])
 
 
-def resampling(groups: Sequence[int] | None, n: int) -> dict[str, Any]:
-    """What the intervals draw: `rows`, or `groups` with how many there are and the largest."""
-    if groups is None:
-        return {"by": "rows", "units": n}
-    sizes: dict[int, int] = {}
-    for g in groups:
-        sizes[g] = sizes.get(g, 0) + 1
-    return {"by": "groups", "units": len(sizes), "largest": max(sizes.values(), default=0)}
-
-
 def evaluate(rows: Sequence[Row], judgments: Sequence[Judgment], resamples: int = 1000,
              seed: int = 0, resample_by: str = "groups") -> dict[str, Any]:
     """Metrics of given judgments against the rows' labels, overall, by_source and by_lang; overall also
@@ -81,14 +71,14 @@ def evaluate(rows: Sequence[Row], judgments: Sequence[Judgment], resamples: int 
     gold = [r.label for r in rows]
     pred = [j.label for j in judgments]  # an uncertain judgment's label is its best guess
     scores = [score_of(j) for j in judgments]
-    groups = row_groups(rows) if resample_by == "groups" else None
+    groups, drawn = drawing(row_groups(rows) if resample_by == "groups" else None, len(rows), "row")
 
     def part(ix: Sequence[int]) -> dict[str, Any]:
         return metrics([gold[i] for i in ix], [pred[i] for i in ix], [scores[i] for i in ix], resamples, seed,
                        groups=None if groups is None else [groups[i] for i in ix])
 
     result = part(range(len(rows)))
-    result["resampling"] = resampling(groups, len(rows))
+    result["resampling"] = drawn
     result.update({f"{name}_all{ci}": result[f"{name}{ci}"] for name in ("balanced_accuracy", "kappa")
                    for ci in ("", "_ci")}, n_all=result["n"])
     sure = [i for i, j in enumerate(judgments) if not j.uncertain]
@@ -131,7 +121,8 @@ def validate_judge(rows: Sequence[Row], judge, *, resamples: int = 1000, seed: i
     result["judge"] = judge.signature
     if seen is not None:
         result["seen"] = seen_figures(seen, rows, judgments, resamples, seed,
-                                      row_groups(rows) if resample_by == "groups" else None)
+                                      drawing(row_groups(rows) if resample_by == "groups" else None, len(rows),
+                                              "row")[0])
     scores = [score_of(j) for j in judgments]
     if all(s is not None for s in scores):
         found = best_threshold([r.label == "full" for r in rows], scores)
