@@ -102,6 +102,10 @@ def exercise(page, button: str) -> None:
     page.click(f"#{button}")
     expect(page.locator(f"#{button}")).to_have_attribute("aria-pressed", "true")
     expect(page.locator("#walkthrough")).to_be_visible()
+    # the exercise loads when the server answers, and loading resets the selection and drops unsaved text:
+    # an exercise whose figures match the page's before (Follow, on a fresh page) would otherwise let the
+    # test select and type before that answer, and lose what it typed
+    settled(page)
 
 
 def select(page, index: int) -> None:
