@@ -122,12 +122,12 @@ def judged(judge, rows, cache: Path):
 
 
 def figures(rows, judgments, resample_by: str = "rows") -> dict:
-    from citeaudit.stats import drawing, metrics
-    from citeaudit.training.validation import row_groups, score_of
+    from citeaudit.stats import metrics
+    from citeaudit.training.validation import row_drawing, score_of
 
     gold = [r.label for r in rows]
     pred = [j.label for j in judgments]
-    groups, _ = drawing(row_groups(rows) if resample_by == "groups" else None, len(rows), "row")
+    groups, _ = row_drawing(rows, resample_by)
     m = metrics(gold, pred, [score_of(j) for j in judgments], 1000, 0, groups=groups)
     sure = [i for i, j in enumerate(judgments) if not j.uncertain]
     recall = {}

@@ -9,6 +9,7 @@ scikit-learn), and this module stands below every other: it knows labels and num
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any
 
@@ -112,19 +113,22 @@ def connected_groups(keys: Sequence[Iterable[Hashable]]) -> list[int]:
 MIN_GROUPS = 10
 
 
-def drawing(groups: Sequence[int] | None, n: int, unit: str) -> tuple[list[int] | None, dict[str, Any]]:
-    """What the intervals of `n` items draw, and what the output says of it: whole `groups` (a group
-    number for each item, `connected_groups`) when there are at least MIN_GROUPS of them, else single
-    items, and then how many groups they made. `unit` names an item ("row", "pair")."""
-    if groups is None:
+def drawing(resample_by: str, unit: str, n: int,
+            groups_of: Callable[[], Sequence[int]]) -> tuple[list[int] | None, dict[str, Any]]:
+    """What the intervals of `n` items draw, and what the output says of it. `resample_by` is "groups" or
+    single items, `unit` + "s" ("rows", "pairs"); anything else is a ValueError. For "groups", whole groups
+    (`groups_of()`: a group number for each item, `connected_groups`) when there are at least MIN_GROUPS
+    of them, else single items, and then how many groups they made."""
+    if resample_by not in ("groups", f"{unit}s"):
+        raise ValueError(f"resample_by must be one of groups, {unit}s, not {resample_by!r}")
+    if resample_by != "groups":
         return None, {"by": f"{unit}s", "units": n}
-    sizes: dict[int, int] = {}
-    for g in groups:
-        sizes[g] = sizes.get(g, 0) + 1
+    groups = list(groups_of())
+    sizes = Counter(groups)
     made = {"groups": len(sizes), "largest": max(sizes.values(), default=0)}
     if len(sizes) < MIN_GROUPS and len(sizes) < n:  # too few to draw whole: the items one by one
         return None, {"by": f"{unit}s", "units": n, **made}
-    return list(groups), {"by": "groups", "units": len(sizes), "largest": made["largest"]}
+    return groups, {"by": "groups", "units": len(sizes), "largest": made["largest"]}
 
 
 def _renumbered(groups: Sequence[int]) -> np.ndarray:

@@ -50,7 +50,6 @@ from citeaudit.stats import bootstrap_interval, connected_groups, drawing, metri
 # Below this many counted pairs no figure is given: one pair agrees or not, and kappa cannot tell
 # chance from skill.
 MIN_PAIRS = 2
-RESAMPLE_BY = ("groups", "pairs")  # what the intervals draw
 # The desk shows kappa without an interval, so it waits for enough pairs for the bare number to mean
 # something (docs/agreement.md says why twenty).
 DESK_MIN_PAIRS = 20
@@ -382,21 +381,21 @@ def pair_groups(pairs: Sequence[LabelledPair]) -> list[int]:
 
 
 def resampling(pairs: Sequence[LabelledPair], resample_by: str) -> tuple[list[int] | None, dict[str, Any]]:
-    """The groups the intervals draw (None: single pairs) and what the output says of them
-    (stats.drawing)."""
-    if resample_by not in RESAMPLE_BY:
-        raise ValueError(f"resample_by must be one of {', '.join(RESAMPLE_BY)}, not {resample_by!r}")
-    return drawing(pair_groups(pairs) if resample_by == "groups" else None, len(pairs), "pair")
+    """What the intervals over `pairs` draw (stats.drawing): the groups, or None for single pairs, and what
+    the output says of it. A `resample_by` other than "groups" or "pairs" is a ValueError."""
+    return drawing(resample_by, "pair", len(pairs), lambda: pair_groups(pairs))
 
 
 def scored(pairs: Sequence[LabelledPair], resamples: int = 1000, seed: int = 0,
-           min_pairs: int = MIN_PAIRS, resample_by: str = "pairs") -> dict[str, Any]:
+           min_pairs: int = MIN_PAIRS, resample_by: str = "pairs",
+           chosen: tuple[list[int] | None, dict[str, Any]] | None = None) -> dict[str, Any]:
     """`figures` over the judged `pairs` the judge was sure of; beside them, suffixed `_all`, the same
     over all of them, an uncertain pair counted at its best guess; and `coverage`, the share it was sure
     of (None for no pairs). Confident-only figures of two judges unsure of different pairs are figures
     on different pairs; the every-pair ones are not. `resample_by`: what the intervals draw, single
-    `pairs` or `groups` of them (`pair_groups`); `resampling` says which."""
-    groups, drawn = resampling(pairs, resample_by)
+    `pairs` or `groups` of them (`pair_groups`); `resampling` says which. `chosen`: that choice already
+    made for these pairs (`resampling`)."""
+    groups, drawn = chosen or resampling(pairs, resample_by)
     sure = [i for i, p in enumerate(pairs) if p.not_counted is None]
     out = figures([pairs[i].human for i in sure], [pairs[i].judge for i in sure], resamples, seed, min_pairs,
                   None if groups is None else [groups[i] for i in sure])
@@ -440,13 +439,14 @@ def seen_of_log(log: RunLog) -> SeenClaims | str:
 
 
 def seen_pairs(seen: SeenClaims | str, pairs: Sequence[LabelledPair], resamples: int = 1000,
-               seed: int = 0, resample_by: str = "pairs") -> dict[str, Any]:
+               seed: int = 0, resample_by: str = "pairs",
+               chosen: tuple[list[int] | None, dict[str, Any]] | None = None) -> dict[str, Any]:
     """How many of the judged pairs' distinct claims the judge has seen (judges/seen.py `seen_summary`)
     and, when that is known, `figures` over every one of those pairs (an unsure one at its best guess)
     whose claim it has not seen (`unseen`) and over the rest (`seen`)."""
     summary = seen_summary(seen, [p.text for p in pairs])
     if isinstance(seen, SeenClaims):
-        groups, _ = resampling(pairs, resample_by)
+        groups, _ = chosen or resampling(pairs, resample_by)
         for part, ix in seen.parts(p.text for p in pairs).items():
             chosen = [pairs[i] for i in ix]
             found = figures([p.human for p in chosen], [p.best_guess for p in chosen], resamples, seed,
@@ -485,11 +485,12 @@ def agree_runs(logs: Sequence[tuple[str, RunLog]], labels: Labels, resamples: in
     gold = [first[k].human == "full" for k in common]
     guesses = [[by_labels[k].best_guess == "full" for k in common] for by_labels in judged_by_run]
     # the same pairs, so the same groups, for every run (and for the paired differences)
-    groups, drawn = resampling([first[k] for k in common], resample_by)
+    chosen = resampling([first[k] for k in common], resample_by)
+    groups, drawn = chosen
     runs = []
     for i, ((name, log), by_labels) in enumerate(zip(logs, judged_by_run)):
         result = {"run": name, "judge": log.judge,
-                  **scored([by_labels[k] for k in common], resamples, seed, resample_by=resample_by)}
+                  **scored([by_labels[k] for k in common], resamples, seed, chosen=chosen)}
         if not log.settings.judges_claims:
             result["undefined"] = result["undefined" + ALL] = _judges_no_claim()
         difference = ci = None
@@ -499,7 +500,7 @@ def agree_runs(logs: Sequence[tuple[str, RunLog]], labels: Labels, resamples: in
         runs.append({**result, "balanced_accuracy_all_difference": difference,
                      "balanced_accuracy_all_difference_ci": ci,
                      "seen": seen_pairs(seen_of_log(log), [by_labels[k] for k in common], resamples, seed,
-                                        resample_by)})
+                                        chosen=chosen)})
     return {"labels": _labels_header(labels), "resamples": resamples, "seed": seed, "resampling": drawn,
             "pairs": len(common),
             "left_out": len(somewhere) - len(common), "runs": runs}

@@ -26,14 +26,6 @@ from citeaudit.files.labelled import Row
 from citeaudit.records import Judgment
 from citeaudit.stats import best_threshold, connected_groups, drawing, metrics, risk_coverage, score_from
 
-RESAMPLE_BY = ("groups", "rows")
-
-
-def _check_resample_by(resample_by: str) -> None:
-    if resample_by not in RESAMPLE_BY:
-        raise ValueError(f"resample_by must be one of {', '.join(RESAMPLE_BY)}, not {resample_by!r}")
-
-
 def score_of(judgment: Judgment) -> float | None:
     """The score a judgment ranks by (see stats.score_from)."""
     return score_from(judgment.scores)
@@ -67,11 +59,21 @@ def evaluate(rows: Sequence[Row], judgments: Sequence[Judgment], resamples: int 
     `kappa_all`, each figure with `_ci`), the figures of the rows the judge was sure of (`confident`) and
     the share of those (`coverage`). Intervals draw whole groups of rows that share a claim or a
     passage (`row_groups`), or single rows with `resample_by="rows"`; `resampling` says which."""
-    _check_resample_by(resample_by)
+    return _measured(rows, judgments, resamples, seed, row_drawing(rows, resample_by))
+
+
+def row_drawing(rows: Sequence[Row], resample_by: str) -> tuple[list[int] | None, dict[str, Any]]:
+    """What the intervals over `rows` draw (stats.drawing): the groups, or None for single rows, and what
+    the output says of it. A `resample_by` other than "groups" or "rows" is a ValueError."""
+    return drawing(resample_by, "row", len(rows), lambda: row_groups(rows))
+
+
+def _measured(rows: Sequence[Row], judgments: Sequence[Judgment], resamples: int, seed: int,
+              chosen: tuple[list[int] | None, dict[str, Any]]) -> dict[str, Any]:
+    groups, drawn = chosen
     gold = [r.label for r in rows]
     pred = [j.label for j in judgments]  # an uncertain judgment's label is its best guess
     scores = [score_of(j) for j in judgments]
-    groups, drawn = drawing(row_groups(rows) if resample_by == "groups" else None, len(rows), "row")
 
     def part(ix: Sequence[int]) -> dict[str, Any]:
         return metrics([gold[i] for i in ix], [pred[i] for i in ix], [scores[i] for i in ix], resamples, seed,
@@ -113,16 +115,14 @@ def validate_judge(rows: Sequence[Row], judge, *, resamples: int = 1000, seed: i
     the judge trained and was calibrated on, or why that is unknown: judges/seen.py), `seen` says how
     many of the rows' claims the judge has seen, with the figures on the rows it has not (see
     `seen_figures`). `resample_by`: what the intervals draw (`evaluate`)."""
-    _check_resample_by(resample_by)  # before any judging
+    chosen = row_drawing(rows, resample_by)  # a bad choice is refused before any judging
     judgments = predict(rows, judge, batch_size, progress)
     if predictions is not None:
         write_predictions(predictions, rows, judgments)
-    result = evaluate(rows, judgments, resamples, seed, resample_by)
+    result = _measured(rows, judgments, resamples, seed, chosen)
     result["judge"] = judge.signature
     if seen is not None:
-        result["seen"] = seen_figures(seen, rows, judgments, resamples, seed,
-                                      drawing(row_groups(rows) if resample_by == "groups" else None, len(rows),
-                                              "row")[0])
+        result["seen"] = seen_figures(seen, rows, judgments, resamples, seed, chosen[0])
     scores = [score_of(j) for j in judgments]
     if all(s is not None for s in scores):
         found = best_threshold([r.label == "full" for r in rows], scores)
