@@ -105,6 +105,81 @@ def test_folds_keep_a_passage_and_a_question_together():
     assert adapt.fold_of(adapt.TeamLabels(rows, questions, ""), 3) == folds  # deterministic
 
 
+def test_pairs_of_one_claim_are_one_group_and_one_fold():
+    """The same claim cited to different passages, with no question to join them: one group, so one fold
+    (a claim trained on in one fold is not judged as new in another) and one draw of the intervals."""
+    p = lambda i: SourcePassage(id=f"P{i}", doc_id=f"P{i}", version=None, text=f"text {i}", start=0, end=6)  # noqa: E731
+    rows = [Row(f"r{i}", f"Claim {i // 2}." if i % 2 else f"claim  {i // 2}.", (p(i),), "full") for i in range(30)]
+    team = adapt.TeamLabels(rows, [None] * 30, "")
+    groups, folds = adapt.pair_groups(team), adapt.fold_of(team, 3)
+    assert len(set(groups)) == 15  # a claim is known by its words: case and spaces aside
+    assert all(groups[i] == groups[i + 1] and folds[i] == folds[i + 1] for i in range(0, 30, 2))
+
+
+def _twins(n_claims: int, agree_together: bool) -> tuple[list[Row], list[str]]:
+    """Each claim twice, with two passages; the judge right or wrong on both twins together."""
+    rows, pred = [], []
+    for c in range(n_claims):
+        gold = "full" if c % 2 else "none"
+        right = (c % 3 != 0) if agree_together else None
+        for t in range(2):
+            text = f"passage {c}.{t}"
+            rows.append(Row(f"r{c}.{t}", f"claim {c}", (SourcePassage(id="P", doc_id="P", version=None, text=text,
+                                                                        start=0, end=len(text)),), gold))
+            pred.append(gold if right else ("none" if gold == "full" else "full"))
+    return rows, pred
+
+
+def _judged(labels: list[str]):
+    from citeaudit.records import Judgment
+    return [Judgment(label=label, judge="test") for label in labels]
+
+
+def test_cross_validated_intervals_draw_whole_groups_of_pairs():
+    rows, pred = _twins(40, agree_together=True)
+    team = adapt.TeamLabels(rows, [None] * len(rows), "")
+    ix = list(range(len(rows)))
+    grouped = adapt.figures_of(rows, adapt.pair_groups(team), adapt.Settings(resamples=400))(ix, _judged(pred))
+    single = adapt.figures_of(rows, adapt.pair_groups(team),
+                              adapt.Settings(resamples=400, resample_by="pairs"))(ix, _judged(pred))
+    assert grouped["resampling"] == {"by": "groups", "units": 40, "largest": 2}
+    assert single["resampling"] == {"by": "pairs", "units": 80}
+    assert grouped["balanced_accuracy"] == single["balanced_accuracy"]
+    width = lambda f: f["balanced_accuracy_ci"][1] - f["balanced_accuracy_ci"][0]  # noqa: E731
+    assert width(grouped) > width(single)  # twins right or wrong together are one piece of evidence
+    # a route of fewer than 10 groups draws its pairs one by one, and says how many groups it had
+    few = adapt.figures_of(rows, adapt.pair_groups(team), adapt.Settings(resamples=50))(ix[:8], _judged(pred))
+    assert few["resampling"] == {"by": "pairs", "units": 8, "groups": 4, "largest": 2}
+    text = "\n".join(adapted_dir._route_lines("english", {"base": grouped, "adapted": grouped}))
+    assert ("english  intervals: bootstrap 95 %, drawing whole groups of pairs that share a passage, a question "
+            "or a claim: 40 groups, the largest 2 pairs") in text
+    assert "they share passages, questions or claims in only 4 groups" in "\n".join(
+        adapted_dir._route_lines("english", {"base": few}))
+
+
+def test_a_bad_resample_choice_is_refused_before_any_work(tmp_path):
+    with pytest.raises(ValueError, match="resample_by must be one of groups, pairs"):
+        adapt.adapt_judge(_team(_rows(4)), tmp_path / "out", tmp_path / "no-such-judge", adapt.Settings(resample_by="rows"))
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_forgetting_loss_interval_draws_whole_groups_of_dev_rows():
+    from citeaudit.training import forgetting
+
+    rows, pred = _twins(40, agree_together=True)
+    rows = [Row(r.id, r.claim, r.passages, r.label, lang="en") for r in rows]
+    base = _judged([r.label for r in rows])  # the base right everywhere, the adapted one as `pred`
+    grouped = forgetting.loss(rows, base, _judged(pred), 400, 0)
+    single = forgetting.loss(rows, base, _judged(pred), 400, 0, by_groups=False)
+    assert grouped["loss"] == single["loss"] > 0
+    assert grouped["resampling"] == {"by": "groups", "units": 40, "largest": 2}
+    assert single["resampling"] == {"by": "rows", "units": 80}
+    assert grouped["loss_ci"][1] - grouped["loss_ci"][0] > single["loss_ci"][1] - single["loss_ci"][0]
+    text = "\n".join(forgetting.render({**grouped, "limit": 0.02, "kept": 1.0}))
+    assert ("intervals of the loss: paired bootstrap 95 %, drawing whole groups of rows that share a claim or a "
+            "passage: 40 groups, the largest 2 rows") in text
+
+
 def test_a_pair_labelled_two_ways_is_left_out(tmp_path):
     rows = _rows(6, "en")
     twice = Row("again", rows[0].claim, rows[0].passages, "none" if rows[0].label == "full" else "full")
@@ -402,6 +477,10 @@ def test_the_report_is_cross_validated_with_figures_for_each_route(adapted):
     assert set(forgetting["by_language"]) == {"en"} and english["rows"] == 60
     assert english["loss"] == pytest.approx(english["base"] - english["adapted"], abs=1.5e-4) and len(english["loss_ci"]) == 2
     assert forgetting["kept"] in (1.0, *adapt.INTERPOLATION_STEPS) and "Chinese dev rows are left out" in forgetting["left_out"]
+    # the intervals drew whole groups: of the team's pairs, and of the check's dev rows
+    assert english["resampling"]["by"] == forgetting["resampling"]["by"] == "groups"
+    assert cv["english"]["base"]["resampling"]["by"] == "groups"
+    assert cv["english"]["base"]["resampling"]["units"] < cv["english"]["base"]["n"]  # the sample repeats claims
 
 
 def test_the_card_shows_the_forgetting_check(adapted):
@@ -582,7 +661,15 @@ def test_cli_end_to_end(tiny_judge, tmp_path, runner):
                                   "--folds", "2", "--epochs", "1", "--recalibrate-only"])
     assert result.exit_code == 0, result.output
     assert "Cross-validated agreement with the team's labels (2 folds" in result.output
+    assert "english  intervals: bootstrap 95 %, drawing whole groups of pairs that share" in result.output
+    assert "intervals of the loss: paired bootstrap 95 %, drawing whole groups of rows" in result.output
     assert f"--judge model:path={out}" in result.output
+    single = runner.invoke(main, ["adapt-judge", labels, "--out", str(tmp_path / "single"), "--base", str(tiny_judge),
+                                  "--folds", "2", "--recalibrate-only", "--resample-by", "pairs", "--format", "json"])
+    assert single.exit_code == 0, single.output
+    report = json.loads(single.stdout)
+    assert report["cross_validation"]["english"]["base"]["resampling"] == {"by": "pairs", "units": 120}
+    assert report["forgetting"]["resampling"]["by"] == "rows"
     written = runner.invoke(main, ["examples", "--write", str(tmp_path / "cases")])
     assert written.exit_code == 0, written.output
     scored = runner.invoke(main, ["score", str(tmp_path / "cases" / "returns_desk.json"), "--judge",

@@ -136,6 +136,32 @@ def test_label_agreement_on_shared_claims_counts_uncertain_apart():
     assert g["kappa_ci"][0] <= g["kappa"] <= g["kappa_ci"][1]
 
 
+def test_label_agreement_intervals_draw_the_claims_of_an_answer_together():
+    """Two runs that disagree on every claim of some answers: those claims are one piece of evidence, so
+    an interval drawing answers is wider than one drawing claims; below 10 answers claims are drawn."""
+    from citeaudit.run.agree import figures
+
+    a, b = copied_run(8), copied_run(8)
+    for record in b["results"]["answers"]:
+        if record["answer"] in ("A-00001", "B-00003", "A-00005", "C-00006"):
+            for claim in range(len(record["claims"])):
+                _relabel(b, record["answer"], claim, "contradicts")
+    g = compare(_log(a), _log(b)).agreement
+    claims_per_answer = [len(x.claims) for x in _log(a).results.answers]
+    assert g["resampling"] == {"by": "groups", "units": 24, "largest": max(claims_per_answer)}
+    labels_a = [c.label for x in _log(a).results.answers for c in x.claims]
+    labels_b = [c.label for x in _log(b).results.answers for c in x.claims]
+    single = figures(labels_a, labels_b, 1000, 0)
+    assert g["agreement"] == single["agreement"] < 1
+    width = lambda ci: ci[1] - ci[0]  # noqa: E731
+    assert width(g["agreement_ci"]) > width(single["agreement_ci"])
+    text = format_comparison(compare(_log(a), _log(b)))
+    assert (f"intervals: bootstrap, drawing whole groups of claims that share an answer: 24 groups, the largest "
+            f"{max(claims_per_answer)} claims") in text
+    few = compare(_log(copied_run(3)), _log(copied_run(3))).agreement
+    assert few["resampling"] == {"by": "claims", "units": few["n"], "groups": 9, "largest": max(claims_per_answer)}
+
+
 def _left_unsure(data: dict, system: str, claims: tuple[int, ...], full: tuple[int, ...] = ()) -> dict:
     """Every answer of `system`: `claims` left unsure (their best guess kept), `full` judged full."""
     for record in data["results"]["answers"]:

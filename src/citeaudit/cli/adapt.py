@@ -30,10 +30,14 @@ from citeaudit.cli.common import echo_text, input_options, load_inputs, parse_re
 @click.option("--threads", type=click.IntRange(min=1), help="CPU threads for torch and onnxruntime")
 @click.option("--seed", default=0, show_default=True)
 @click.option("--force", is_flag=True, help="replace OUT if it exists")
+@click.option("--resample-by", type=click.Choice(["groups", "pairs"]), default="groups", show_default=True,
+              help="what the intervals draw: whole groups of pairs that share a passage, question or claim (of "
+                   "the forgetting check's dev rows: a claim or a passage), or single pairs")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @input_options
 def adapt_judge_cmd(labels, out_dir, base_dir, folds, epochs, domain_only, recalibrate_only, threads, seed, force,
-                    fmt, source_format, conventions, invalid_citations, labels_path, reader_options, claims):
+                    resample_by, fmt, source_format, conventions, invalid_citations, labels_path, reader_options,
+                    claims):
     """Adapt the model judge to LABELS: labelled-pairs JSONL, the desk's review export, or case files whose
     labels are the team's (with --from for other tools' files). Fine-tunes the judge on CPU, refits its
     calibration and band, reports cross-validated agreement before and after, and writes the judge into
@@ -57,7 +61,7 @@ def adapt_judge_cmd(labels, out_dir, base_dir, folds, epochs, domain_only, recal
 
     team = load_team_labels(labels, fmt_from, load_cases=read_cases)
     settings = Settings(folds=folds if folds >= 2 else 0, epochs=epochs, seed=seed, threads=threads,
-                        domain_only=domain_only, recalibrate_only=recalibrate_only)
+                        domain_only=domain_only, recalibrate_only=recalibrate_only, resample_by=resample_by)
     with _progress() as progress:
         report = adapt_judge(team, out_dir, base_dir, settings, progress, force=force)
     if fmt == "json":

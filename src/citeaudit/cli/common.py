@@ -21,31 +21,6 @@ def format_figure(value: float | None, ci: tuple[float, float] | None) -> str:
     return f"{value:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
 
 
-FEW_UNITS = 10
-
-
-def what_was_drawn(resampling: dict | None, unit: str) -> str:
-    """What a bootstrap drew, for the end of an intervals line: `, drawing whole groups of rows that share
-    a claim or a passage: N groups, the largest M rows`, or `, drawing the N rows one by one` (and, when
-    they made groups too few to draw whole, how many); a warning when there were fewer than FEW_UNITS
-    to draw. `unit`: "row" or "pair"."""
-    if not resampling:
-        return ""
-    units = resampling["units"]
-    if resampling["by"] == "groups":
-        largest = resampling["largest"]
-        text = (f", drawing whole groups of {unit}s that share a claim or a passage: {units} groups, "
-                f"the largest {largest} {unit}{'s' if largest != 1 else ''}")
-    else:
-        text = f", drawing the {units} {unit}s one by one"
-        if "groups" in resampling:
-            text += (f" (they share claims or passages in only {resampling['groups']} groups, too few to draw "
-                     "whole)")
-    if units < FEW_UNITS:  # a bootstrap over a handful of draws understates how much a figure can move
-        text += f" (fewer than {FEW_UNITS}: read the intervals as too narrow)"
-    return text
-
-
 def confusion_lines(table: dict[str, dict[str, int]], rows: str, columns: str) -> list[str]:
     """The confusion table as text, one line per row label."""
     lines = [f"confusion (rows: {rows}, columns: {columns}):", f"{'':<12}" + "".join(f"{p:>12}" for p in LABELS)]

@@ -28,7 +28,7 @@ from citeaudit.metrics.scoring import UNCERTAIN, UNJUDGED, by_rule
 from citeaudit.records import LABELS
 from citeaudit.run.results import AnswerRecord, RatioRecord, Ratios
 from citeaudit.run.log import RunLog
-from citeaudit.stats import RESAMPLES, SEED, paired_ratio_differences
+from citeaudit.stats import RESAMPLES, SEED, connected_groups, drawing, paired_ratio_differences, what_was_drawn
 
 COMPARED = N.ANSWER_MEASURES
 
@@ -246,7 +246,8 @@ def compare(log_a: RunLog, log_b: RunLog, system_a: str | None = None, system_b:
 
     Each measure's difference (B minus A) is taken on the answers both runs have, with a paired
     bootstrap interval (`resamples` resamples of those answers, `seed` fixed); the labels of the
-    claims both runs make are compared with Cohen's kappa and a confusion table; the claims whose
+    claims both runs make are compared with Cohen's kappa and a confusion table, their intervals drawing
+    the claims of an answer together (one by one when they come from fewer than 10); the claims whose
     label changed come most consequential first (CHANGE_RANKS), then by their share of their answer."""
     if (system_a is None) != (system_b is None):
         raise ComparisonError("give a system for both sides, or for neither")
@@ -326,15 +327,20 @@ def _label_agreement(claims_a: dict[tuple[str, str], _Claim], claims_b: dict[tup
     """Agreement of the two runs' labels on the claims both runs' judges judged (the figures of
     agree.py, with A in the rows). A claim a rule labelled in either run (two rules agree, whatever the
     judges), or that either run left unjudged or unsure, is counted apart, by reason."""
-    shared = [(claims_a[k], claims_b[k]) for k in claims_a if k in claims_b]
-    reasons = Counter(_left_out(x, y) for x, y in shared)
-    counted = [(x.label, y.label) for x, y in shared if _left_out(x, y) is None]
-    found = figures([x for x, _ in counted], [y for _, y in counted], resamples, seed)
+    shared = [k for k in claims_a if k in claims_b]
+    reasons = Counter(_left_out(claims_a[k], claims_b[k]) for k in shared)
+    counted = [k for k in shared if _left_out(claims_a[k], claims_b[k]) is None]
+    # the claims of one answer are judged on the same passages: a resample draws the answer whole, as the
+    # differences above draw answers (by its key's first part: case/answer, or the case for one system)
+    groups, drawn = drawing("groups", "claim", len(counted), lambda: connected_groups([[k[0]] for k in counted]))
+    found = figures([claims_a[k].label for k in counted], [claims_b[k].label for k in counted], resamples, seed,
+                    groups=groups)
     kept = ("n", "agree", "agreement", "agreement_ci", "kappa", "kappa_ci", "confusion")
     undefined = f"needs at least {MIN_PAIRS} claims judged in both runs; {len(counted)} here"
     return {**{k: found[k] for k in kept}, "undefined": undefined if found["undefined"] else None,
             "shared_claims": len(shared), "not_counted": len(shared) - len(counted),
-            "not_counted_by_reason": {r: reasons[r] for r in NOT_COUNTED_REASONS if reasons[r]}}
+            "not_counted_by_reason": {r: reasons[r] for r in NOT_COUNTED_REASONS if reasons[r]},
+            "resampling": drawn}
 
 
 _FIELD_NAMES = {"judge": "judge", "parser": "parser", "claims": "claim splitter",
@@ -388,7 +394,9 @@ def _agreement_lines(c: Comparison) -> list[str]:
     share += f", 95 % {format_interval(*g['agreement_ci'])})" if g["agreement_ci"] else ")"
     kappa = "n/a" if g["kappa"] is None else f"{g['kappa']:.3f}" + (
         f" [{g['kappa_ci'][0]:.3f}, {g['kappa_ci'][1]:.3f}]" if g["kappa_ci"] else "")
-    return ["", head, f"  {share} · Cohen's kappa {kappa}", *_confusion_lines(g["confusion"], c.name_a, c.name_b)]
+    drawn = what_was_drawn(g.get("resampling"), "claim", ("an answer", "answers"))
+    return ["", head, f"  {share} · Cohen's kappa {kappa}", *([f"  intervals: bootstrap{drawn}"] if drawn else []),
+            *_confusion_lines(g["confusion"], c.name_a, c.name_b)]
 
 
 CLAIMS_SHOWN = 20  # changed claims the text lists unless asked for every one

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -52,14 +52,16 @@ from citeaudit.judges.base import Request
 from citeaudit.judges.model import (CHINESE_MODEL_NAME, ModelJudge, hands_chinese_to_v2, is_chinese, model_dir,
                                     reads_chinese, shipped_model_dir)
 from citeaudit.records import Judgment, directory_sha256
-from citeaudit.stats import best_threshold, metrics
+from citeaudit.stats import best_threshold, drawing, metrics
 from citeaudit.training import forgetting, seen_claims
 from citeaudit.training.adapted_dir import render_figures, write_judge
 from citeaudit.training.finetune import Trainer, Tuning, examples_of, interpolate
 from citeaudit.training.judge_parts import (BAND_LIMITS, JudgeState, Progress, base_state, blend_calibration,
                                             calibration_values, choose_band, fit_calibration, judge_rows, make_judge,
                                             quiet)
-from citeaudit.training.team_labels import TeamLabels, class_counts, fold_of, load_team_labels, split_held
+from citeaudit.training.team_labels import (TeamLabels, class_counts, fold_of, load_team_labels, pair_groups,
+                                           split_held)
+from citeaudit.training.validation import row_groups
 
 # what `adapt-judge`'s callers reach through this module, wherever the piece lives
 __all__ = ["BAND_LIMITS", "FORGETTING_LIMIT", "INTERPOLATION_STEPS", "Adapter", "Plan", "Settings", "TeamLabels",
@@ -81,6 +83,7 @@ class Settings(Tuning):
     folds: int = 3
     recalibrate_only: bool = False
     resamples: int = 1000
+    resample_by: str = "groups"  # what the intervals draw: "groups" of pairs (team_labels.pair_groups) or "pairs"
     anchor_rows: int | None = 300  # the forgetting check's fixed sample of each language's dev rows (None: all)
     anchor_exclude: tuple[str, ...] = ()  # sources the check leaves out (a domain measured as unseen)
 
@@ -147,6 +150,7 @@ class Adapter:
         self.base_judge = self.judge_for(self.base)
         self._anchor: list[Row] | None = None
         self._anchor_base: list[Judgment] | None = None  # the base judge's judgments of the anchor rows
+        self._anchor_groups: list[int] = []  # and the groups of them that share a claim or a passage
         self.trainer = Trainer(model_dir, settings) if plan.english == "fine-tune" else None
         self._similarity: dict[int, float] = {}
 
@@ -175,6 +179,7 @@ class Adapter:
         rows = self.anchor()
         if self._anchor_base is None:
             self._anchor_base = self.judged(self.base, rows, "forgetting check: base judge")
+            self._anchor_groups = row_groups(rows)
         base_model = self.trainer.base if self.trainer else None
         tried, keep, candidate = [], 1.0, state
         while True:
@@ -185,7 +190,8 @@ class Adapter:
                                     calibration=blend_calibration(self.base.calibration, state.calibration, keep),
                                     band=round((1 - keep) * self.base.band + keep * state.band, 2))
             judged = self.judged(candidate, rows, f"{stage}: forgetting check, {keep:.0%} of the adaptation")
-            found = forgetting.loss(rows, self._anchor_base, judged, s.resamples, s.seed)
+            found = forgetting.loss(rows, self._anchor_base, judged, s.resamples, s.seed,
+                                    s.resample_by == "groups", self._anchor_groups)
             tried.append({"kept": keep, "balanced_accuracy": found["adapted"], "loss": found["loss"],
                           "loss_by_language": {lang: f["loss"] for lang, f in found["by_language"].items()}})
             if forgetting.within_limit(found) or keep == 0.0:
@@ -247,17 +253,33 @@ class Adapter:
         return judge_rows(self.judge_for(state), rows, self.progress, stage)
 
 
-def figures(gold: Sequence[str], judgments: Sequence[Judgment], resamples: int, seed: int) -> dict[str, Any]:
+def figures(gold: Sequence[str], judgments: Sequence[Judgment], resamples: int, seed: int,
+            groups: Sequence[int] | None = None, resampling: dict[str, Any] | None = None) -> dict[str, Any]:
     """n, balanced accuracy (full vs rest) and kappa with intervals over every pair (an uncertain
-    judgment counted at its best guess), the share uncertain, and balanced accuracy of the rest."""
+    judgment counted at its best guess), the share uncertain, and balanced accuracy of the rest. The
+    intervals draw whole `groups` (a group number for each pair) when given, else single pairs;
+    `resampling` (stats.drawing's account of that) is kept with the figures."""
     pred = [j.label for j in judgments]
-    out = metrics(list(gold), pred, [], resamples, seed)
+    out = metrics(list(gold), pred, [], resamples, seed, groups=groups)
     sure = [i for i, j in enumerate(judgments) if not j.uncertain]
     confident = metrics([gold[i] for i in sure], [pred[i] for i in sure], [], 0, seed) if sure else {}
     return {"n": len(gold), "balanced_accuracy": out["balanced_accuracy"], "balanced_accuracy_ci": out["balanced_accuracy_ci"],
             "kappa": out["kappa"], "kappa_ci": out["kappa_ci"],
             "uncertain": len(gold) - len(sure), "uncertain_share": (len(gold) - len(sure)) / len(gold) if gold else None,
-            "balanced_accuracy_confident": confident.get("balanced_accuracy")}
+            "balanced_accuracy_confident": confident.get("balanced_accuracy"),
+            **({"resampling": resampling} if resampling else {})}
+
+
+def figures_of(rows: Sequence[Row], groups: Sequence[int], settings: Settings
+               ) -> Callable[[Sequence[int], Sequence[Judgment]], dict[str, Any]]:
+    """`figures` of the pairs `ix` (indices into `rows`) judged as `column` says (a judgment for each of
+    `rows`), their intervals drawing as `settings.resample_by` asks: whole groups of pairs sharing a
+    passage, question or claim (`groups`, team_labels.pair_groups), or single pairs (stats.drawing)."""
+    def of(ix: Sequence[int], column: Sequence[Judgment]) -> dict[str, Any]:
+        chosen, drawn = drawing(settings.resample_by, "pair", len(ix), lambda: [groups[i] for i in ix])
+        return figures([rows[i].label for i in ix], [column[i] for i in ix], settings.resamples, settings.seed,
+                       chosen, drawn)
+    return of
 
 
 def cross_validate(adapter: Adapter, team: TeamLabels, chinese_of: Sequence[bool]) -> dict[str, Any]:
@@ -293,16 +315,16 @@ def cross_validate(adapter: Adapter, team: TeamLabels, chinese_of: Sequence[bool
                 columns["recalibrated"][i] = j
     out: dict[str, Any] = {"folds": s.folds, "fold_sizes": [folds.count(f) for f in range(s.folds)],
                            "kept_per_fold": kept}
+    of = figures_of(rows, pair_groups(team), s)
     for route, wanted in (("english", False), ("chinese", True)):
         ix = [i for i, z in enumerate(chinese_of) if z == wanted]
         if not ix:
             continue
-        out[route] = {name: figures([rows[i].label for i in ix], [judged[i] for i in ix], s.resamples, s.seed)
+        out[route] = {name: of(ix, judged)
                       for name, judged in columns.items() if not (route == "chinese" and name == "recalibrated")}
     # the judge of its Chinese pairs (judge-v2) learnt from claims too
     chinese = (adapter.chinese_judge, shipped_model_dir(adapter.chinese_judge)) if adapter.chinese_judge else None
-    out["seen"] = seen_claims.unseen_figures(adapter.model_dir, rows, chinese_of, columns,
-                                             lambda gold, judged: figures(gold, judged, s.resamples, s.seed), chinese)
+    out["seen"] = seen_claims.unseen_figures(adapter.model_dir, rows, chinese_of, columns, of, chinese)
     return out
 
 
@@ -323,6 +345,7 @@ def adapt_judge(team: TeamLabels, out_dir: str | Path, base_dir: str | Path | No
     holds every temporary file of the adaptation, and renamed into place."""
     started = time.monotonic()
     progress, seconds = _timed(progress)
+    drawing(settings.resample_by, "pair", 0, list)  # a bad choice is refused before any work
     base = model_dir(base_dir)  # every file of the base checked before any work
     base_dir = base.path
     out = Path(out_dir)

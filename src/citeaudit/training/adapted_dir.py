@@ -13,6 +13,7 @@ from pathlib import Path
 
 from citeaudit.judges.judge_dir import CHINESE_JUDGE_KEY
 from citeaudit.records import file_sha256
+from citeaudit.stats import what_was_drawn
 from citeaudit.training import forgetting, seen_claims
 from citeaudit.training.bases import onnx_file
 from citeaudit.training.finetune import MAX_LEN
@@ -93,14 +94,26 @@ def render_figures(report: dict) -> list[str]:
     cv = report.get("cross_validation")
     if cv:
         lines.append(f"Cross-validated agreement with the team's labels ({cv['folds']} folds, pairs sharing a "
-                     f"passage or question kept together; fold sizes {cv['fold_sizes']}):")
+                     f"passage, question or claim kept together; fold sizes {cv['fold_sizes']}):")
         for route in ("english", "chinese"):
-            for name, f in (cv.get(route) or {}).items():
-                lines.append(_figure_line(route, name, f))
-        lines += seen_claims.render_unseen(cv.get("seen"), _figure_line)
+            lines += _route_lines(route, cv.get(route) or {})
+        lines += seen_claims.render_unseen(cv.get("seen"), _route_lines)
     if report.get("forgetting"):
         lines += forgetting.render(report["forgetting"])
     return lines
+
+
+def _route_lines(route: str, judges: dict[str, dict]) -> list[str]:
+    """A route's figures, a line per judge, and what their intervals drew (the same for every judge)."""
+    if not judges:
+        return []
+    drawn = next(iter(judges.values())).get("resampling")
+    return ([_figure_line(route, name, f) for name, f in judges.items()]
+            + ([f"  {route:<8} intervals: bootstrap 95 %{what_was_drawn(drawn, 'pair', SHARING)}"] if drawn else []))
+
+
+# what puts a team's pairs in one group (team_labels.pair_groups), said of one pair and of many
+SHARING = ("a passage, a question or a claim", "passages, questions or claims")
 
 
 def _figure_line(route: str, name: str, f: dict) -> str:

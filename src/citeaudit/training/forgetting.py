@@ -26,8 +26,9 @@ from typing import Any
 
 from citeaudit.files.labelled import Row
 from citeaudit.records import Judgment
-from citeaudit.stats import balanced_accuracy, paired_balanced_accuracy_difference
+from citeaudit.stats import balanced_accuracy, drawing, paired_balanced_accuracy_difference, what_was_drawn
 from citeaudit.training.anchor import read_dev_rows
+from citeaudit.training.validation import row_groups
 
 FORGETTING_LIMIT = 0.02
 LANGUAGES = {"en": "English", "zh": "Chinese"}
@@ -56,17 +57,23 @@ def anchor_rows(limit: int | None = None, exclude: Sequence[str] = (), languages
 
 
 def loss(rows: Sequence[Row], base: Sequence[Judgment], adapted: Sequence[Judgment], resamples: int,
-         seed: int) -> dict[str, Any]:
+         seed: int, by_groups: bool = True, groups: Sequence[int] | None = None) -> dict[str, Any]:
     """Rows, base and adapted balanced accuracy, and the loss (base minus adapted) with its paired bootstrap
-    interval; over all rows, then `by_language`."""
+    interval; over all rows, then `by_language`. The interval draws whole groups of rows that share a
+    claim or a passage (`groups`, else validation.row_groups), or single rows when not `by_groups`; each
+    figure's `resampling` says which (stats.drawing). Only the loss itself decides the check."""
+    if by_groups and groups is None:
+        groups = row_groups(rows)
+
     def figures(ix: list[int]) -> dict[str, Any]:
         gold = [rows[i].label == "full" for i in ix]
         before = [base[i].label == "full" for i in ix]
         after = [adapted[i].label == "full" for i in ix]
-        gain, interval = paired_balanced_accuracy_difference(gold, before, after, resamples, seed)
+        chosen, drawn = drawing("groups" if by_groups else "rows", "row", len(ix), lambda: [groups[i] for i in ix])
+        gain, interval = paired_balanced_accuracy_difference(gold, before, after, resamples, seed, groups=chosen)
         return {"rows": len(ix), "base": _round(balanced_accuracy(gold, before)),
                 "adapted": _round(balanced_accuracy(gold, after)), "loss": None if gain is None else _round(-gain),
-                "loss_ci": [_round(-interval[1]), _round(-interval[0])] if interval else None}
+                "loss_ci": [_round(-interval[1]), _round(-interval[0])] if interval else None, "resampling": drawn}
 
     out = figures(list(range(len(rows))))
     out["by_language"] = {lang: figures(ix) for lang in LANGUAGES
@@ -96,6 +103,8 @@ def render(found: dict[str, Any]) -> list[str]:
                      f"loss {_loss(f)}")
     if found.get("left_out"):
         lines.append(f"  {found['left_out']}")
+    if found.get("resampling"):
+        lines.append(f"  intervals of the loss: paired bootstrap 95 %{what_was_drawn(found['resampling'], 'row')}")
     return lines
 
 

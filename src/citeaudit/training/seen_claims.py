@@ -71,13 +71,13 @@ def add_claims(target: Path, base_dir: Path, claims: Sequence[str], what: str) -
 
 
 def unseen_figures(base_dir: Path, rows: Sequence[Row], chinese_of: Sequence[bool], columns: dict[str, list],
-                   figures: Callable[[list[str], list], dict[str, Any]],
+                   figures: Callable[[list[int], list], dict[str, Any]],
                    chinese: tuple[str, Path] | None = None) -> dict[str, Any]:
     """How many of the team's claims the base judge has seen (`seen_summary`), and, when that is known,
-    `figures` (adapt.figures) per route and judge over the pairs whose claim it has not seen (`unseen`)
-    and over the rest (`seen`): the base judge's figures on claims it trained on flatter it. `chinese`:
-    the name and directory of the judge the base hands its Chinese pairs to (judge-v2), whose claims
-    count as seen too."""
+    `figures(ix, column)` (adapt.figures_of: the pairs `ix` as `column` judged them) per route and judge
+    over the pairs whose claim it has not seen (`unseen`) and over the rest (`seen`): the base judge's
+    figures on claims it trained on flatter it. `chinese`: the name and directory of the judge the base
+    hands its Chinese pairs to (judge-v2), whose claims count as seen too."""
     own = read_seen(base_dir)
     seen = own if own is not None else "the base judge's directory records no training claims"
     if chinese is not None:
@@ -90,15 +90,15 @@ def unseen_figures(base_dir: Path, rows: Sequence[Row], chinese_of: Sequence[boo
             for route, zh in (("english", False), ("chinese", True)):
                 ix = [i for i in of_part if chinese_of[i] == zh]
                 if ix:
-                    summary[part][route] = {name: figures([rows[i].label for i in ix], [judged[i] for i in ix])
+                    summary[part][route] = {name: figures(ix, judged)
                                             for name, judged in columns.items()
                                             if not (zh and name == "recalibrated")}
     return summary
 
 
-def render_unseen(summary: dict[str, Any] | None, line: Callable[[str, str, dict], str]) -> list[str]:
-    """adapt-judge's lines for `unseen_figures`: the sentence, then the unseen pairs' figures, each drawn
-    by `line(route, judge, figures)` as the other cross-validated figures are."""
+def render_unseen(summary: dict[str, Any] | None, lines_of: Callable[[str, dict[str, dict]], list[str]]) -> list[str]:
+    """adapt-judge's lines for `unseen_figures`: the sentence, then the unseen pairs' figures, each route's
+    drawn by `lines_of(route, figures by judge)` as the other cross-validated figures are."""
     if summary is None:
         return []
     lines = seen_lines(summary, "The base judge")
@@ -108,7 +108,7 @@ def render_unseen(summary: dict[str, Any] | None, line: Callable[[str, str, dict
         found = summary.get(part)
         if found:
             lines.append(f"Cross-validated, {title}:")
-            lines += [line(route, name, f) for route, judges in found.items() for name, f in judges.items()]
+            lines += [line for route, judges in found.items() for line in lines_of(route, judges)]
     return lines
 
 

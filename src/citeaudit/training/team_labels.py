@@ -1,6 +1,6 @@
 """A team's labels for `adapt-judge`: read from labelled pairs, a desk review export or case files, each
 (claim, passages) pair once (a pair its reviewers labelled two ways left out), and dealt into folds that
-keep pairs sharing a passage or a question (case) together."""
+keep pairs sharing a passage, a question (case) or a claim together."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from pathlib import Path
 
 from citeaudit.errors import InputError, Problem, TrainingError
 from citeaudit.files.labelled import Row
+from citeaudit.judges.seen import claim_key
 from citeaudit.stats import connected_groups
 
 
@@ -147,13 +148,21 @@ def _one_label_a_pair(rows: list[Row], questions: list[str | None]) -> tuple[lis
     return [rows[i] for i in keep], [questions[i] for i in keep], sum(len(v) > 1 for v in labels.values())
 
 
+def pair_groups(team: TeamLabels) -> list[int]:
+    """A group number for each row: rows that cite the same passage text, come from the same question or
+    state the same claim (known by its words, as judges/seen.py knows it) are one group, directly or
+    through others. Folds keep a group together, and intervals draw it whole: its rows are not
+    independent evidence."""
+    return connected_groups([[("passage", p.text) for p in row.passages] + [("claim", claim_key(row.claim))]
+                             + ([("question", question)] if question else [])
+                             for row, question in zip(team.rows, team.questions)])
+
+
 def fold_of(team: TeamLabels, k: int, seed: int = 0) -> list[int]:
-    """A fold for every row: rows sharing a passage text or a question are one group, groups are dealt
-    to folds largest first (each to the smallest fold so far), ties broken by a seeded shuffle."""
-    numbers = connected_groups([[f"p:{p.text}" for p in row.passages] + ([f"q:{question}"] if question else [])
-                                for row, question in zip(team.rows, team.questions)])
+    """A fold for every row: the rows of a group (`pair_groups`) go to one fold, groups are dealt to
+    folds largest first (each to the smallest fold so far), ties broken by a seeded shuffle."""
     groups: dict[int, list[int]] = {}
-    for i, number in enumerate(numbers):
+    for i, number in enumerate(pair_groups(team)):
         groups.setdefault(number, []).append(i)
     ordered = list(groups.values())
     random.Random(seed).shuffle(ordered)
