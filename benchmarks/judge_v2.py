@@ -1,6 +1,6 @@
 """Judges side by side on every measuring set, in both languages: what decides which judge ships.
 
-    python benchmarks/judge_v2.py [--judge SPEC ...] [--sets dev,test,plain,holdout,fresh,fresh2,…,fresh19,hard,nli,FILE.jsonl] [--changed] [--reading] [--resample-by rows|groups] [--rows N] [--cache DIR]
+    python benchmarks/judge_v2.py [--judge SPEC ...] [--sets dev,test,plain,holdout,fresh,fresh2,…,fresh19,hard,nli,FILE.jsonl] [--changed] [--reading] [--passage-seen] [--resample-by rows|groups] [--rows N] [--cache DIR]
 
 Default judge: `model` (judge-v1, Chinese by the embedding route); name a trained bilingual judge with
 `--judge model:path=DIR,zh=model` beside it. For each judge and each set, by source and language: balanced accuracy (full vs the rest)
@@ -45,6 +45,11 @@ The sets:
 measured) or `groups`, whole groups of rows that share a claim or a passage, as `citeaudit
 validate-judge` draws by default (training/validation.py `row_groups`). The written sets are one claim
 and one passage a row, so the two are the same there; on dev and test the groups are wider.
+
+--passage-seen: on dev and test, each language and source also in two parts: the rows with a passage
+whose text the train split holds too (the split is by claim, so a passage cited for many claims, as
+Factcheck-GPT's and some of ExpertQA's are, can fall on both sides) and the rest: whether having
+trained on a passage flatters the figures on it.
 
 --reading: per language, how many pairs the plain reading decides and how often the judge is right on
 them, and on the pairs it leaves to the model, the model's calls on the supported and on the other
@@ -173,6 +178,13 @@ def changed(rows, first, second) -> None:
     print(f"  changed {right[0] + right[1]}: the second judge right on {right[1]}, the first on {right[0]}")
 
 
+def train_passages(data_dir: str | None) -> set[str]:
+    """The passage texts of the train split (the split by claim of training/data.py)."""
+    from citeaudit.training.data import load_all, split_rows
+
+    return {p["text"] for r in split_rows(load_all(data_dir))["train"] for p in r["passages"]}
+
+
 def read_by_plain(rows) -> list[bool]:
     """Whether the plain reading decides each row (for some passage: a clause holds the claim, a rival or a
     denial)."""
@@ -213,6 +225,9 @@ def main() -> None:
     ap.add_argument("--changed", action="store_true",
                     help="list the rows whose full-vs-rest call the second judge makes otherwise than the first, "
                          "and which of the two is right")
+    ap.add_argument("--passage-seen", action="store_true",
+                    help="on dev and test, also split each language and source by whether a passage's text is in "
+                         "the train split")
     ap.add_argument("--resample-by", choices=("rows", "groups"), default="rows",
                     help="what the bootstrap intervals draw: single rows, or groups sharing a claim or passage")
     args = ap.parse_args()
@@ -221,6 +236,7 @@ def main() -> None:
     cache = Path(args.cache)
     cache.mkdir(parents=True, exist_ok=True)
     specs = args.judge or ["model"]
+    trained = train_passages(args.data) if args.passage_seen else set()
     out: dict = {}
     for set_name in args.sets.split(","):
         rows = rows_of(set_name, args.data, args.rows)
@@ -236,6 +252,11 @@ def main() -> None:
             for i, r in enumerate(rows):
                 groups.setdefault(f"lang {r.lang}", []).append(i)
                 groups.setdefault(f"{r.source} ({r.lang})", []).append(i)
+            if trained and set_name in ("dev", "test"):
+                for i, r in enumerate(rows):
+                    part = "seen passage" if any(p.text in trained for p in r.passages) else "new passages"
+                    groups.setdefault(f"lang {r.lang}, {part}", []).append(i)
+                    groups.setdefault(f"{r.source}, {part}", []).append(i)
             for name, ix in groups.items():
                 f = figures([rows[i] for i in ix], [judgments[i] for i in ix], args.resample_by)
                 out.setdefault(set_name, {}).setdefault(spec, {})[name] = f
