@@ -6,7 +6,8 @@ Default judge: `model` (judge-v1, Chinese by the embedding route); name a traine
 `--judge model:path=DIR,zh=model` beside it. For each judge and each set, by source and language: balanced accuracy (full vs the rest)
 with its 95 % bootstrap interval, ROC AUC, the share the judge called uncertain and the accuracy of the
 rest, and the recall of `partial` and `contradicts` (the share of gold partial / contradicts rows the
-judge gave that label).
+judge gave that label). From the second judge on, each line ends with its BAcc minus the first
+judge's on the same rows, with the paired bootstrap interval of that difference.
 
 The sets:
   dev     the dev split of the shared attribution data (training/data.py: split by claim), both languages
@@ -165,6 +166,18 @@ def line(name: str, f: dict) -> str:
             f"unsure {f['uncertain']:.1%}  rest acc {fig(f['rest_accuracy'])}  recall {rec}")
 
 
+def difference(rows, first, judgments, resample_by: str) -> str:
+    """This judge's BAcc (full vs rest) minus the first judge's on the same rows, with its paired bootstrap
+    interval (the same resamples for both, drawing as --resample-by says)."""
+    from citeaudit.stats import paired_balanced_accuracy_difference
+    from citeaudit.training.validation import row_drawing
+
+    groups, _ = row_drawing(rows, resample_by)
+    gain, ci = paired_balanced_accuracy_difference([r.label == "full" for r in rows], [j.label == "full" for j in first],
+                                                   [j.label == "full" for j in judgments], 1000, 0, groups=groups)
+    return "n/a" if gain is None else f"{gain:+.3f}" + (f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "")
+
+
 def changed(rows, first, second) -> None:
     """Each row the two judges call otherwise (full or not), with its gold label and who is right."""
     right = {0: 0, 1: 0}
@@ -260,7 +273,8 @@ def main() -> None:
             for name, ix in groups.items():
                 f = figures([rows[i] for i in ix], [judgments[i] for i in ix], args.resample_by)
                 out.setdefault(set_name, {}).setdefault(spec, {})[name] = f
-                print(line(name, f))
+                print(line(name, f) + (f"  minus the first judge's {difference([rows[i] for i in ix], [calls[0][i] for i in ix], [judgments[i] for i in ix], args.resample_by)}"
+                                       if len(calls) > 1 else ""))
             if args.reading:
                 by_reading(rows, judgments, read)
         if args.changed and len(calls) > 1:

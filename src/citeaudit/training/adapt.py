@@ -84,7 +84,9 @@ class Settings(Tuning):
     recalibrate_only: bool = False
     resamples: int = 1000
     resample_by: str = "groups"  # what the intervals draw: "groups" of pairs (team_labels.pair_groups) or "pairs"
-    anchor_rows: int | None = 300  # the forgetting check's fixed sample of each language's dev rows (None: all)
+    # the forgetting check's rows: a fixed sample of each language's dev rows, or None for all of them (a
+    # sample of 300 of the 584 English rows saw a gain of 0.015 where all of them lost 0.026)
+    anchor_rows: int | None = None
     anchor_exclude: tuple[str, ...] = ()  # sources the check leaves out (a domain measured as unseen)
 
 
