@@ -300,6 +300,33 @@ def test_the_forgetting_check_judges_each_dev_row_over_all_its_passages_whole(ti
     assert "Chinese dev rows are left out" in record["left_out"]
 
 
+def test_adapted_weights_are_judged_as_the_written_int8_judge_runs_them(tiny_judge, tmp_path, monkeypatch):
+    """The folds, the calibration and the forgetting check judge the weights exported and quantised as the
+    written judge's, not in fp32: the two differ, and only the first is what ships."""
+    import torch
+
+    from citeaudit.judges.base import Request
+    from citeaudit.training.judge_parts import make_judge
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # as adapt_judge's run folder
+    weights = bases.torch_model_from_onnx(tiny_judge)
+    with torch.no_grad():
+        for parameter in weights.classifier.parameters():
+            parameter.add_(0.3)  # weights the base's model file does not hold
+    adapter = adapt.Adapter(tiny_judge, QUICK, adapt.Plan("recalibrate", None))
+    state = adapt.JudgeState(weights, adapter.base.calibration, adapter.base.band, adapter.base.zh_threshold)
+    requests = [Request.of(r.claim, r.passages) for r in _rows(12, "en")]
+    checked = adapter.judge_for(state, calibrated=False).judge_batch(requests)
+    exported = adapter.int8_of(weights)
+    assert exported.name == "model_int8.onnx" and exported.is_relative_to(tmp_path)
+    written = ModelJudge(path=exported.parent, calibrated=False, band=0.0).judge_batch(requests)
+    assert [j.scores for j in checked] == [j.scores for j in written]
+    fp32 = make_judge(tiny_judge, state, None, calibrated=False).judge_batch(requests)
+    assert any(abs(a.scores["full"] - b.scores["full"]) > 1e-4 for a, b in zip(checked, fp32))
+    adapter.forget(weights)  # its export goes with it
+    assert not exported.exists()
+
+
 def test_the_check_reads_every_dev_row_unless_told_to_sample(tiny_judge):
     """A sample of 300 of the 584 English rows once saw a gain where all of them lost more than the limit."""
     every = adapt.Adapter(tiny_judge, adapt.Settings(), adapt.Plan("recalibrate", None)).anchor()

@@ -37,6 +37,7 @@ each fold's figures come from an adaptation that never saw that fold. The fine-t
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -54,7 +55,7 @@ from citeaudit.judges.model import (CHINESE_MODEL_NAME, ModelJudge, hands_chines
 from citeaudit.records import Judgment, directory_sha256
 from citeaudit.stats import best_threshold, drawing, metrics
 from citeaudit.training import forgetting, seen_claims
-from citeaudit.training.adapted_dir import render_figures, write_judge
+from citeaudit.training.adapted_dir import export_int8, render_figures, write_judge
 from citeaudit.training.finetune import Trainer, Tuning, examples_of, interpolate
 from citeaudit.training.judge_parts import (BAND_LIMITS, JudgeState, Progress, base_state, blend_calibration,
                                             calibration_values, choose_band, fit_calibration, judge_rows, make_judge,
@@ -148,6 +149,7 @@ class Adapter:
         self.progress = progress
         self.base = base_state(model_dir)
         self._remembered: dict[int, tuple] = {}  # id(weights) -> (weights, their own judgments by request)
+        self._int8: dict[int, Path] = {}  # id(weights) -> their int8 ONNX model, while they are remembered
         self.question_of: dict[int, str | None] = {}  # id(row) -> its question, to keep a question together
         self.base_judge = self.judge_for(self.base)
         self._anchor: list[Row] | None = None
@@ -160,11 +162,23 @@ class Adapter:
         """A judge with `state`, remembering its weights' own judgments for the next judge with them."""
         # the weights are kept with their memory, so that their id cannot be reused while it lives
         _, remembered = self._remembered.setdefault(id(state.model), (state.model, {}))
-        return make_judge(self.model_dir, state, self.settings.threads, calibrated, remembered, self.chinese_judge)
+        return make_judge(self.model_dir, state, self.settings.threads, calibrated, remembered, self.chinese_judge,
+                          self.int8_of)
+
+    def int8_of(self, model) -> Path:
+        """The weights exported and quantised as the written judge's (once per weights), in the run's
+        temporary folder (adapt_judge's `_temporaries_in`): checked as they will ship, not in fp32."""
+        if id(model) not in self._int8:
+            folder = Path(tempfile.mkdtemp(prefix="int8-"))
+            self._int8[id(model)] = export_int8(model, self.model_dir, folder / "judge", folder)
+        return self._int8[id(model)]
 
     def forget(self, model) -> None:
         if model is not None:
             self._remembered.pop(id(model), None)
+            found = self._int8.pop(id(model), None)
+            if found is not None:
+                shutil.rmtree(found.parent.parent, ignore_errors=True)
 
     def anchor(self) -> list[Row]:
         """The forgetting check's rows: the dev rows of the languages the base judge reads with its model."""

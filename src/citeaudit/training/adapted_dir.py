@@ -30,7 +30,7 @@ def write_judge(out: Path, base_dir: Path, state: JudgeState, report: dict, work
     built = work / "judge"
     built.mkdir()  # with the mode any new folder gets, as the judge's other readers expect
     if state.model is not None:
-        _export(state.model, base_dir, built, work)
+        export_int8(state.model, base_dir, built, work)
     else:
         for name in SHIPPED_FILES:
             shutil.copyfile(onnx_file(base_dir) if name.endswith(".onnx") else base_dir / name, built / name)
@@ -53,17 +53,19 @@ def write_judge(out: Path, base_dir: Path, state: JudgeState, report: dict, work
     return out
 
 
-def _export(model, base_dir: Path, dest: Path, work: Path) -> None:
-    """`model` as the judge's int8 ONNX model in `dest`, by way of its transformers and fp32 ONNX forms in `work`."""
+def export_int8(model, base_dir: Path, dest: Path, work: Path) -> Path:
+    """`model` as the judge's int8 ONNX model in `dest` (its path returned), by way of its transformers and
+    fp32 ONNX forms in `work`: what the written judge runs, and what the adaptation judges with."""
     from citeaudit.training.export import export_fp32, quantize_int8
 
     hf = work / "hf"
     model.save_pretrained(hf)
     shutil.copyfile(base_dir / "tokenizer.json", hf / "tokenizer.json")
     export_fp32(hf, work / "fp32", MAX_LEN)
-    quantize_int8(work / "fp32", dest)
+    int8 = quantize_int8(work / "fp32", dest)
     config = json.loads((base_dir / "config.json").read_text(encoding="utf-8"))
     (dest / "config.json").write_text(json.dumps(config, indent=1), encoding="utf-8")
+    return int8
 
 
 def _write_card(work: Path, report: dict, files: dict[str, str]) -> None:
