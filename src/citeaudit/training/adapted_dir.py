@@ -56,10 +56,11 @@ def write_judge(out: Path, base_dir: Path, state: JudgeState, report: dict, work
 def export_int8(model, base_dir: Path, dest: Path, work: Path) -> Path:
     """`model` as the judge's int8 ONNX model in `dest` (its path returned), by way of its transformers and
     fp32 ONNX forms in `work`: what the written judge runs, and what the adaptation judges with."""
-    from citeaudit.training.export import export_fp32, quantize_int8
+    from citeaudit.training.export import export_fp32, libraries_quiet, quantize_int8
 
     hf = work / "hf"
-    model.save_pretrained(hf)
+    with libraries_quiet():  # transformers' progress bar for the weights it writes
+        model.save_pretrained(hf)
     shutil.copyfile(base_dir / "tokenizer.json", hf / "tokenizer.json")
     export_fp32(hf, work / "fp32", MAX_LEN)
     int8 = quantize_int8(work / "fp32", dest)
