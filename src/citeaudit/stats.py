@@ -131,35 +131,6 @@ def drawing(resample_by: str, unit: str, n: int,
     return groups, {"by": "groups", "units": len(sizes), "largest": made["largest"]}
 
 
-FEW_UNITS = 10
-
-
-SHARING_CLAIM_OR_PASSAGE = ("a claim or a passage", "claims or passages")
-
-
-def what_was_drawn(resampling: dict | None, unit: str, sharing: tuple[str, str] = SHARING_CLAIM_OR_PASSAGE) -> str:
-    """What a bootstrap drew (`drawing`'s account), for the end of an intervals line: `, drawing whole
-    groups of rows that share a claim or a passage: N groups, the largest M rows`, or `, drawing the N
-    rows one by one` (and, when they made groups too few to draw whole, how many); a warning when there
-    were fewer than FEW_UNITS to draw. `unit`: "row" or "pair"; `sharing`: what puts items in one group,
-    said of one item and of many."""
-    if not resampling:
-        return ""
-    units = resampling["units"]
-    if resampling["by"] == "groups":
-        largest = resampling["largest"]
-        text = (f", drawing whole groups of {unit}s that share {sharing[0]}: {units} groups, "
-                f"the largest {largest} {unit}{'s' if largest != 1 else ''}")
-    else:
-        text = f", drawing the {units} {unit}s one by one"
-        if "groups" in resampling:
-            text += (f" (they share {sharing[1]} in only {resampling['groups']} groups, too few to draw "
-                     "whole)")
-    if units < FEW_UNITS:  # a bootstrap over a handful of draws understates how much a figure can move
-        text += f" (fewer than {FEW_UNITS}: read the intervals as too narrow)"
-    return text
-
-
 def _renumbered(groups: Sequence[int]) -> np.ndarray:
     """The groups numbered afresh 0, 1, 2, … by their first item (a subset of a grouping keeps its order)."""
     numbers: dict[int, int] = {}

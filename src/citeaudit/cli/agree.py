@@ -18,7 +18,7 @@ import click
 
 from citeaudit.cli.common import (confusion_lines, echo_text, format_figure, load_inputs, parse_reader_options,
                                   read_log, reader_options)
-from citeaudit.stats import what_was_drawn
+from citeaudit.intervals import what_was_drawn
 
 # How many ids of unmatched labels the text output names (the JSON output names them all).
 SHOWN_IDS = 10

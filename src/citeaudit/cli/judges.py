@@ -21,7 +21,7 @@ from typing import Any
 import click
 
 from citeaudit.cli.common import confusion_lines, format_figure
-from citeaudit.stats import what_was_drawn
+from citeaudit.intervals import what_was_drawn
 from citeaudit.training.bases import BASES, DEFAULT_BASE
 from citeaudit.training.config import DEFAULT_WORK_DIR
 from citeaudit.training.data import LABEL_MAPPING

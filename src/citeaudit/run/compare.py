@@ -28,7 +28,8 @@ from citeaudit.metrics.scoring import UNCERTAIN, UNJUDGED, by_rule
 from citeaudit.records import LABELS
 from citeaudit.run.results import AnswerRecord, RatioRecord, Ratios
 from citeaudit.run.log import RunLog
-from citeaudit.stats import RESAMPLES, SEED, connected_groups, drawing, paired_ratio_differences, what_was_drawn
+from citeaudit.intervals import what_was_drawn
+from citeaudit.stats import RESAMPLES, SEED, connected_groups, drawing, paired_ratio_differences
 
 COMPARED = N.ANSWER_MEASURES
 

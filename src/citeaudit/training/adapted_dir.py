@@ -13,7 +13,7 @@ from pathlib import Path
 
 from citeaudit.judges.judge_dir import CHINESE_JUDGE_KEY
 from citeaudit.records import file_sha256
-from citeaudit.stats import what_was_drawn
+from citeaudit.intervals import what_was_drawn
 from citeaudit.training import forgetting, seen_claims
 from citeaudit.training.bases import onnx_file
 from citeaudit.training.finetune import MAX_LEN

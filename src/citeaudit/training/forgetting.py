@@ -26,7 +26,8 @@ from typing import Any
 
 from citeaudit.files.labelled import Row
 from citeaudit.records import Judgment
-from citeaudit.stats import balanced_accuracy, drawing, paired_balanced_accuracy_difference, what_was_drawn
+from citeaudit.intervals import what_was_drawn
+from citeaudit.stats import balanced_accuracy, drawing, paired_balanced_accuracy_difference
 from citeaudit.training.anchor import read_dev_rows
 from citeaudit.training.validation import row_groups
 
