@@ -15,9 +15,9 @@ English pairs (the cross-encoder's route):
    quarter, pulled toward the base judge's coefficients rather than toward zero, and refit the
    uncertain band by the rule that chose the shipped one (the narrowest band whose confident side
    reaches 80 % accuracy).
-3. Guard against forgetting: the adapted judge and the base judge judge a fixed sample of 300 shipped
-   dev rows of each language the model reads (models/adaptation/anchor-dev.jsonl.gz), each over its
-   whole passages as `score` judges it. When the adapted judge's balanced accuracy falls more than
+3. Guard against forgetting: the adapted judge and the base judge judge every shipped dev row of each
+   language the model reads (models/adaptation/anchor-dev.jsonl.gz), each over its whole passages as
+   `score` judges it, the adapted weights run as the int8 ONNX model the written judge will hold. When the adapted judge's balanced accuracy falls more than
    0.02 below the base judge's, over all rows or in one language, its weights and calibration are
    moved back toward the base judge's (weight-space interpolation) until it does not, down to none of
    the adaptation kept. Every adaptation is guarded, those of the cross-validation folds too, so the
