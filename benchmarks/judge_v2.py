@@ -127,13 +127,13 @@ def judged(judge, rows, cache: Path):
     return [known[row_key(r)] for r in rows]
 
 
-def figures(rows, judgments, resample_by: str = "rows") -> dict:
+def figures(rows, judgments, groups=None) -> dict:
+    """The figures of one set of rows; the intervals draw whole `groups` (row_drawing's) or single rows."""
     from citeaudit.stats import metrics
-    from citeaudit.training.validation import row_drawing, score_of
+    from citeaudit.training.validation import score_of
 
     gold = [r.label for r in rows]
     pred = [j.label for j in judgments]
-    groups, _ = row_drawing(rows, resample_by)
     m = metrics(gold, pred, [score_of(j) for j in judgments], 1000, 0, groups=groups)
     sure = [i for i, j in enumerate(judgments) if not j.uncertain]
     recall = {}
@@ -166,13 +166,11 @@ def line(name: str, f: dict) -> str:
             f"unsure {f['uncertain']:.1%}  rest acc {fig(f['rest_accuracy'])}  recall {rec}")
 
 
-def difference(rows, first, judgments, resample_by: str) -> str:
+def difference(rows, first, judgments, groups=None) -> str:
     """This judge's BAcc (full vs rest) minus the first judge's on the same rows, with its paired bootstrap
-    interval (the same resamples for both, drawing as --resample-by says)."""
+    interval (the same resamples for both, drawing whole `groups` or single rows)."""
     from citeaudit.stats import paired_balanced_accuracy_difference
-    from citeaudit.training.validation import row_drawing
 
-    groups, _ = row_drawing(rows, resample_by)
     gain, ci = paired_balanced_accuracy_difference([r.label == "full" for r in rows], [j.label == "full" for j in first],
                                                    [j.label == "full" for j in judgments], 1000, 0, groups=groups)
     return "n/a" if gain is None else f"{gain:+.3f}" + (f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "")
@@ -245,6 +243,7 @@ def main() -> None:
                     help="what the bootstrap intervals draw: single rows, or groups sharing a claim or passage")
     args = ap.parse_args()
     from citeaudit.judges.registry import build_judge, parse_judge
+    from citeaudit.training.validation import row_drawing
 
     cache = Path(args.cache)
     cache.mkdir(parents=True, exist_ok=True)
@@ -271,10 +270,13 @@ def main() -> None:
                     groups.setdefault(f"lang {r.lang}, {part}", []).append(i)
                     groups.setdefault(f"{r.source}, {part}", []).append(i)
             for name, ix in groups.items():
-                f = figures([rows[i] for i in ix], [judgments[i] for i in ix], args.resample_by)
+                chosen = [rows[i] for i in ix]
+                drawn, _ = row_drawing(chosen, args.resample_by)
+                f = figures(chosen, [judgments[i] for i in ix], drawn)
                 out.setdefault(set_name, {}).setdefault(spec, {})[name] = f
-                print(line(name, f) + (f"  minus the first judge's {difference([rows[i] for i in ix], [calls[0][i] for i in ix], [judgments[i] for i in ix], args.resample_by)}"
-                                       if len(calls) > 1 else ""))
+                gain = (f"  minus the first judge's {difference(chosen, [calls[0][i] for i in ix], [judgments[i] for i in ix], drawn)}"
+                        if len(calls) > 1 else "")
+                print(line(name, f) + gain)
             if args.reading:
                 by_reading(rows, judgments, read)
         if args.changed and len(calls) > 1:

@@ -421,7 +421,8 @@ def adapt_judge(team: TeamLabels, out_dir: str | Path, base_dir: str | Path | No
         report["adaptation"] = record
         report["minutes"] = round((time.monotonic() - started) / 60, 2)
         progress("writing the judge", 0, 1)
-        written = write_judge(out, base_dir, state, report, work, [r.claim for r in team.rows], chinese_judge)
+        written = write_judge(out, base_dir, state, report, work, [r.claim for r in team.rows], chinese_judge,
+                              None if state.model is None else adapter.int8_of(state.model))
     report["judge"] = {"dir": str(out), "sha256": directory_sha256(written),
                        "spec": f"model:path={out}"}
     report["minutes"] = round((time.monotonic() - started) / 60, 2)

@@ -21,19 +21,22 @@ from citeaudit.training.judge_parts import JudgeState
 
 
 def write_judge(out: Path, base_dir: Path, state: JudgeState, report: dict, work: Path,
-                team_claims: Sequence[str] = (), chinese_judge: str | None = None) -> Path:
+                team_claims: Sequence[str] = (), chinese_judge: str | None = None,
+                int8_model: Path | None = None) -> Path:
     """The judge directory, built in `work` (a hidden folder beside `out`, removed by the caller) and
     renamed into place; what it has seen is the base's claims and `team_claims` (training/seen_claims.py);
-    `chinese_judge` named in its config.json when its Chinese pairs go to that judge (judges/model.py)."""
+    `chinese_judge` named in its config.json when its Chinese pairs go to that judge (judges/model.py).
+    `int8_model`: `state.model` as exported for the checks (`export_int8`), copied so that the judge
+    written is byte for byte the one checked; the base's model file when there are no new weights."""
     from citeaudit.training.export import SHIPPED_FILES
 
     built = work / "judge"
     built.mkdir()  # with the mode any new folder gets, as the judge's other readers expect
-    if state.model is not None:
-        export_int8(state.model, base_dir, built, work)
-    else:
-        for name in SHIPPED_FILES:
-            shutil.copyfile(onnx_file(base_dir) if name.endswith(".onnx") else base_dir / name, built / name)
+    if state.model is not None and int8_model is None:
+        int8_model = export_int8(state.model, base_dir, work / "export" / "judge", work / "export")
+    model_file, beside = (onnx_file(base_dir), base_dir) if state.model is None else (int8_model, int8_model.parent)
+    for name in SHIPPED_FILES:  # the model file, and the tokenizer and config that go with it
+        shutil.copyfile(model_file if name.endswith(".onnx") else beside / name, built / name)
     config = json.loads((built / "config.json").read_text(encoding="utf-8"))
     wanted = {k: v for k, v in config.items() if k != CHINESE_JUDGE_KEY}  # who judges Chinese is this judge's
     if chinese_judge:
