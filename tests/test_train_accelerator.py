@@ -375,3 +375,26 @@ def test_fit_steps_lowers_the_plan_to_what_fits_the_budget(tiny, tmp_path, monke
     assert hp["steps_fitted_to_budget"] == f"100000 planned, {fitted} fitted" and 60 < fitted < 100
     assert hp["schedule"] == f"linear warm-up {fitted // 10} steps, linear decay to step {fitted} (floor 5%)"
     assert record["stopped_by"] == "steps" and record["steps_done"] == fitted  # the schedule ran to its end
+
+
+def test_training_shows_no_library_progress_bar(tiny, tmp_path, capfd):
+    """train-judge shows its own progress; transformers' bars for the weights it loads and writes stay out of
+    the log, and the bars are on again afterwards for whoever had them on."""
+    from transformers.utils import logging as hf_logging
+
+    from citeaudit.records import file_sha256
+    from citeaudit.training import train
+
+    base, _ = tiny
+    rng = random.Random(5)
+    examples = [{"premise": _sentence(rng), "hypothesis": _sentence(rng, 5), "label": ("full", "none")[i % 2],
+                 "source": "mnli_dev", "kind": "nli"} for i in range(8)]
+    train.write_mix(tmp_path / "mix", examples, {"tokenizer_sha256": file_sha256(base / "tokenizer.json")})
+    hf_logging.enable_progress_bar()  # another judge in this process may have turned it off
+    capfd.readouterr()
+    train.train_judge(tmp_path / "final", device="cpu", base=str(base), mix=tmp_path / "mix", steps=2, batch_size=2,
+                      work_dir=tmp_path / "w", checkpoint=10_000, log=lambda *_: None)
+    out, err = capfd.readouterr()
+    assert (tmp_path / "final" / "config.json").is_file()
+    assert "it/s]" not in out + err and "shards" not in out + err
+    assert hf_logging.is_progress_bar_enabled()

@@ -59,6 +59,7 @@ from citeaudit.training.config import ATTRIBUTION_LICENCES, DEFAULT_WORK_DIR, ID
 from citeaudit.training.data import (LABEL_MAPPING, NLI_ALL_SETS, NLI_MORE_SETS, NLI_SETS, NLI_UNSTATED_SETS,
                                      NLI_ZH_SETS,
                                      data_dir_or_default, load_all, read_nli, split_rows)
+from citeaudit.training.export import libraries_quiet
 
 NLI_SET_CHOICES = {"standard": tuple(NLI_SETS), "large": (*NLI_SETS, *NLI_MORE_SETS)}
 
@@ -437,8 +438,9 @@ def train_judge(out_dir: str | Path, data_dir: str | Path | None = None, extra_l
             ckpt_file.unlink()
         log(f"built a mix of {len(examples)} examples")
 
-    model = AutoModelForSequenceClassification.from_pretrained(
-        base_dir, num_labels=4, id2label=ID2LABEL, label2id=LABEL2ID)
+    with libraries_quiet():  # transformers' bar and its advice to train the new head: training follows
+        model = AutoModelForSequenceClassification.from_pretrained(
+            base_dir, num_labels=4, id2label=ID2LABEL, label2id=LABEL2ID)
     on_gpu = device == "cuda"
     if on_gpu:
         torch.cuda.manual_seed_all(seed)
@@ -545,8 +547,9 @@ def train_judge(out_dir: str | Path, data_dir: str | Path | None = None, extra_l
     final.mkdir(parents=True, exist_ok=True)
     model.eval()
     model.to("cpu")
-    model.save_pretrained(final)
-    tokenizer.save_pretrained(final)
+    with libraries_quiet():  # transformers' bar for the weights it writes: the log says where they went
+        model.save_pretrained(final)
+        tokenizer.save_pretrained(final)
     hyper_parameters = {
         "steps_planned": steps, "batch_size": batch_size, "max_len": max_len, "lr": lr,
         "schedule": f"linear warm-up {warmup} steps, linear decay to step {steps} (floor 5%)",
