@@ -4,13 +4,14 @@
                                      [--resample-by rows|groups]
 
 ADAPT and TEST are labelled-pairs files (`citeaudit judge-data export`, or any team's rows) that share
-no passage; benchmarks/adapt_files.py draws them from one source of the shared data. The adaptation is `citeaudit adapt-judge` itself (training.adapt.adapt_judge), with its
-cross-validated report; then the base judge and the adapted one judge every TEST row, as
-`validate-judge` does. `--exclude-source` keeps the left-out source's rows out of the forgetting
-check as well, so nothing of that domain but the ADAPT rows reaches the adaptation. Prints one JSON
-object: the adaptation's report (times per stage included) and, per judge, BAcc (full vs rest) and
-kappa with intervals, AUC and the share uncertain on TEST. The intervals draw single rows (pairs)
-unless `--resample-by groups`, as the tables in docs/model-judge.md were measured.
+no passage; benchmarks/adapt_files.py draws them from one source of the shared data. The adaptation is
+`citeaudit adapt-judge` itself (training.adapt.adapt_judge), with its cross-validated report; then the
+base judge and the adapted one judge every TEST row, as `validate-judge` does. `--exclude-source` keeps
+the left-out source's rows out of the forgetting check as well, so nothing of that domain but the ADAPT
+rows reaches the adaptation. Prints one JSON object: the adaptation's report (times per stage included)
+and, per judge, BAcc (full vs rest) and kappa with intervals, AUC and the share uncertain on TEST. The
+intervals draw single rows (pairs) unless `--resample-by groups`, as the tables in docs/model-judge.md
+were measured.
 """
 
 from __future__ import annotations
