@@ -4,7 +4,9 @@ as a model-like judge unsure of chosen pairs."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
+from pathlib import Path
 
 from citeaudit.files.loading import parse_cases
 from citeaudit.judges import CuratedJudge
@@ -103,3 +105,31 @@ def outside_event_loop(fn, *args, **kwargs):
 
     with ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(fn, *args, **kwargs).result()
+
+
+# Loaded into a child Python at start-up (sitecustomize on its PYTHONPATH): a SIGKILL inside the judgment
+# store's write transaction of its nth judgment, before that judgment is committed.
+_KILL_INSIDE_NTH_WRITE = """
+import os, signal
+from citeaudit.judges import store
+
+_insert, _written = store.JudgmentStore._insert, [0]
+
+def _insert_then_die_on_the_nth(self, request, judgment):
+    added = _insert(self, request, judgment)
+    _written[0] += 1
+    if _written[0] == {n}:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return added
+
+store.JudgmentStore._insert = _insert_then_die_on_the_nth
+"""
+
+
+def killed_inside_nth_write(folder: Path, n: int) -> dict[str, str]:
+    """An environment for a citeaudit process that is killed (SIGKILL, as kill -9) while it writes its nth
+    judgment to a store: the kill lands at a known point, where one timed from outside can come too late
+    on a loaded machine, when the run has already finished."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "sitecustomize.py").write_text(_KILL_INSIDE_NTH_WRITE.format(n=n), encoding="utf-8")
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(folder), os.environ.get("PYTHONPATH")]))}

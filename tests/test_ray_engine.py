@@ -9,7 +9,6 @@ import socket
 import sqlite3
 import subprocess
 import sys
-import time
 
 import pytest
 import ray  # the ray extra, part of dev: CI runs these tests
@@ -18,6 +17,8 @@ from click.testing import CliRunner
 from citeaudit.cli import main
 
 from citeaudit.testing import OpenAIStub
+
+from helpers import killed_inside_nth_write
 
 
 STORE_COLUMNS = "key, judge, text, passages, judgment"  # every column but the time it was written
@@ -228,18 +229,10 @@ def test_a_killed_run_keeps_its_finished_blocks_and_the_rerun_asks_only_for_the_
     head = ray.get_runtime_context().gcs_address  # this module's Ray, as a cluster the driver joins
     command = [sys.executable, "-m", "citeaudit.cli", "prepare", *files, "--judge", "model", "--store", str(store),
                "--engine", "ray", "--address", head, "--workers", "1", "--block-size", "1"]
-    driver = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 120
-        while driver.poll() is None and time.monotonic() < deadline:
-            if store.exists() and len(recorded_keys(store)) >= 2:
-                break
-            time.sleep(0.05)
-    finally:
-        driver.send_signal(signal.SIGKILL)
-        driver.wait()
+    driver = subprocess.run(command, capture_output=True, timeout=300, env=killed_inside_nth_write(tmp_path / "hook", 3))
+    assert driver.returncode == -signal.SIGKILL, driver.stderr[-2000:]
     kept = len(recorded_keys(store))
-    assert 2 <= kept < 23  # killed part-way
+    assert kept == 2  # killed while it recorded the third block (one row a block): that block is not kept
     assert run("store", "check", str(store)).exit_code == 0
     resumed = prepare(files, "model", store, "--engine", "ray", "--workers", "2")
     assert resumed.exit_code == 0, resumed.output
