@@ -100,7 +100,6 @@ class _ONNXBackend:
     def __init__(self, path: Path, threads: int | None):
         require("onnxruntime", "onnx", "this judge")
         require("tokenizers", "onnx", "this judge")
-        import onnxruntime as ort
         from tokenizers import Tokenizer
 
         files = load_judge_dir(path)  # every file checked first: a damaged one is named, not a traceback
@@ -111,13 +110,19 @@ class _ONNXBackend:
         self.tokenizer.no_padding()
         processor = self.tokenizer.post_processor
         self.pair_specials = processor.num_special_tokens_to_add(True) if processor is not None else 0
+        self.load_model(files.model_file, threads)
+
+    def load_model(self, model_file: Path, threads: int | None) -> None:
+        """Run `model_file` (an ONNX graph with this tokenizer's inputs and these labels) from now on."""
+        import onnxruntime as ort
+
         options = ort.SessionOptions()
         if threads:
             options.intra_op_num_threads = threads
         try:
-            self.session = ort.InferenceSession(str(files.model_file), options, providers=["CPUExecutionProvider"])
+            self.session = ort.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
         except Exception as err:  # a graph damaged inside a sound file (no card hash to catch it)
-            raise JudgeSetupError(f"{files.model_file}: onnxruntime cannot load it "
+            raise JudgeSetupError(f"{model_file}: onnxruntime cannot load it "
                                   f"({str(err).strip().splitlines()[0][:200]})") from None
         # Feed inputs by *name*: an exported graph's input order is not guaranteed.
         self.inputs = {i.name for i in self.session.get_inputs()}

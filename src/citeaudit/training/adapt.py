@@ -17,10 +17,10 @@ English pairs (the cross-encoder's route):
    reaches 80 % accuracy).
 3. Guard against forgetting: the adapted judge and the base judge judge every shipped dev row of each
    language the model reads (models/adaptation/anchor-dev.jsonl.gz), each over its whole passages as
-   `score` judges it, the adapted weights run as the int8 ONNX model the written judge will hold. When the adapted judge's balanced accuracy falls more than
-   0.02 below the base judge's, over all rows or in one language, its weights and calibration are
-   moved back toward the base judge's (weight-space interpolation) until it does not, down to none of
-   the adaptation kept. Every adaptation is guarded, those of the cross-validation folds too, so the
+   `score` judges it, the adapted weights run as the int8 ONNX model the written judge will hold. When
+   the adapted judge's balanced accuracy falls more than 0.02 below the base judge's, over all rows or
+   in one language, its weights and calibration are moved back toward the base judge's (weight-space
+   interpolation) until it does not, down to none of the adaptation kept. Every adaptation is guarded, those of the cross-validation folds too, so the
    reported figures are of what is written. `domain_only` skips replay and check.
 With too few labels per class to fine-tune, only the calibration and band are refitted; with fewer
 still, nothing is adapted and the command refuses.
@@ -149,7 +149,7 @@ class Adapter:
         self.progress = progress
         self.base = base_state(model_dir)
         self._remembered: dict[int, tuple] = {}  # id(weights) -> (weights, their own judgments by request)
-        self._int8: dict[int, Path] = {}  # id(weights) -> their int8 ONNX model, while they are remembered
+        self._int8: dict[int, tuple[Path, Path]] = {}  # id(weights) -> (its folder, their int8 ONNX model)
         self.question_of: dict[int, str | None] = {}  # id(row) -> its question, to keep a question together
         self.base_judge = self.judge_for(self.base)
         self._anchor: list[Row] | None = None
@@ -170,15 +170,15 @@ class Adapter:
         temporary folder (adapt_judge's `_temporaries_in`): checked as they will ship, not in fp32."""
         if id(model) not in self._int8:
             folder = Path(tempfile.mkdtemp(prefix="int8-"))
-            self._int8[id(model)] = export_int8(model, self.model_dir, folder / "judge", folder)
-        return self._int8[id(model)]
+            self._int8[id(model)] = folder, export_int8(model, self.model_dir, folder / "judge", folder)
+        return self._int8[id(model)][1]
 
     def forget(self, model) -> None:
         if model is not None:
             self._remembered.pop(id(model), None)
-            found = self._int8.pop(id(model), None)
-            if found is not None:
-                shutil.rmtree(found.parent.parent, ignore_errors=True)
+            folder, _ = self._int8.pop(id(model), (None, None))
+            if folder is not None:
+                shutil.rmtree(folder, ignore_errors=True)
 
     def anchor(self) -> list[Row]:
         """The forgetting check's rows: the dev rows of the languages the base judge reads with its model."""

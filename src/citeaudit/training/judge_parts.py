@@ -78,8 +78,8 @@ def make_judge(model_dir: Path, state: JudgeState, threads: int | None, calibrat
         from citeaudit.judges.embedding import make_embedding_judge
 
         judge._zh_judge = make_embedding_judge(f"{state.zh_threshold:g}")
-    if state.model is not None and int8_of is not None:
-        _run_int8(judge, int8_of(state.model), threads)
+    if state.model is not None and int8_of is not None:  # this judge's own backend: the base judge's is untouched
+        judge.inner.backend.load_model(int8_of(state.model), threads)
     elif state.model is not None:
         forward = _torch_forward(state.model)
         judge.inner._forward = forward
@@ -108,18 +108,6 @@ def _remember(inner, remembered: dict) -> None:
         return [j for j, _ in found]
 
     inner.judge_batch = remembering
-
-
-def _run_int8(judge: ModelJudge, model_file: Path, threads: int | None) -> None:
-    """`judge` running the int8 ONNX model `model_file` in place of its directory's (same tokenizer and labels)."""
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    if threads:
-        options.intra_op_num_threads = threads
-    backend = judge.inner.backend  # each judge has a backend of its own: the base judge's is untouched
-    backend.session = ort.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
-    backend.inputs = {i.name for i in backend.session.get_inputs()}
 
 
 def _torch_forward(model):
