@@ -550,24 +550,117 @@ def test_english_labels_leave_chinese_pairs_with_the_bases_judge_v2(tiny_judge, 
     monkeypatch.setattr(adapt, "shipped_model_dir", lambda: tiny_judge)
     quick = adapt.Settings(folds=0, recalibrate_only=True, resamples=20, anchor_rows=20)
     report = adapt.adapt_judge(_team(_rows(lang="en")), tmp_path / "en", tiny_judge, quick)
-    assert report["plan"]["chinese_judge"] == "judge-v2"
+    assert report["plan"]["chinese_judge"] == "judge-v2" and "chinese_adaptation" not in report
     assert json.loads((tmp_path / "en" / "config.json").read_text())["chinese_judge"] == "judge-v2"
     judge = ModelJudge(path=tmp_path / "en")
     assert judge.zh == "v2" and "|zh=judge-v2#" in judge.signature
-    # adapted again, from that judge, with Chinese labels too: they do not move Chinese pairs to the
-    # embedding judge, they are left for judge-v2's own adaptation, and the report says so
-    both = adapt.adapt_judge(_team(_rows()), tmp_path / "both", tmp_path / "en", quick)
-    assert both["plan"]["chinese"] is None and both["plan"]["chinese_judge"] == "judge-v2"
-    assert any("--base judge-v2" in reason for reason in both["plan"]["reasons"])
-    assert ModelJudge(path=tmp_path / "both").zh == "v2"
-    assert both["forgetting"]["left_out"] == "the Chinese dev rows are left out: this judge hands Chinese to " \
-                                             "judge-v2, which the adaptation leaves as it is"
-    # Chinese labels alone adapt nothing here, and the refusal says why
-    with pytest.raises(InputError, match="nothing to adapt this judge with: Chinese: this judge hands Chinese "
-                                         "pairs to judge-v2"):
-        adapt.adapt_judge(_team(_rows(lang="zh")), tmp_path / "zh", tmp_path / "en", quick)
+    assert report["forgetting"]["left_out"] == "the Chinese dev rows are left out: this judge hands Chinese to " \
+                                               "judge-v2, which the adaptation leaves as it is"
+    # too few Chinese labels to adapt judge-v2: it stays as shipped, and the report says so
+    few = _rows(lang="en") + [r for r in _rows(lang="zh") if r.label == "full"][:9] + \
+        [r for r in _rows(lang="zh") if r.label != "full"][:12]
+    kept = adapt.adapt_judge(_team(few), tmp_path / "few", tmp_path / "en", quick)
+    assert kept["plan"]["chinese_judge"] == "judge-v2" and "chinese_adaptation" not in kept
+    assert "Chinese: too few labels to adapt judge-v2 (9 full, 12 not full; it needs at least 10 of each " \
+           "class): it stays as shipped" in kept["plan"]["reasons"]
+    assert ModelJudge(path=tmp_path / "few").zh == "v2"
     # a directory that names no Chinese judge (adapted before) keeps the embedding judge, signed as before
     assert ModelJudge(path=tiny_judge).zh == "embedding"
+
+
+@pytest.fixture(scope="module")
+def tiny_judge_v2(tmp_path_factory) -> Path:
+    """A tiny judge whose vocabulary reads Chinese, with judge-v2's calibration: judge-v2's stand-in as the
+    base a team's Chinese labels adapt."""
+    from citeaudit.judges.model import _CHINESE_PROBE
+    from citeaudit.training.export import export_fp32, quantize_int8
+
+    root = tmp_path_factory.mktemp("tiny-judge-v2")
+    texts = [_CHINESE_PROBE] + [r.claim + "".join(p.text for p in r.passages) for r in _rows(lang="zh")]
+    han = sorted({c for t in texts for c in t if "\u4e00" <= c <= "\u9fff"})
+    hf = tiny_models.build_xlmr(root / "hf", labels=LABELS, extra_words=han)
+    export_fp32(hf, root / "fp32", max_len=128)
+    judge = root / "judge"
+    quantize_int8(root / "fp32", judge)
+    shutil.copyfile(shipped_model_dir("judge-v2") / "calibration.json", judge / "calibration.json")
+    return judge
+
+
+def test_chinese_labels_adapt_judge_v2_held_inside_the_judge(tiny_judge, tiny_judge_v2, tmp_path, monkeypatch):
+    from citeaudit.judges.registry import chinese_judge_directory
+    from citeaudit.judges.seen import claim_key, seen_in, write_seen
+
+    v1, v2 = tmp_path / "v1", tmp_path / "v2"  # the two bases, each with a claim it learnt from
+    for base, claim in ((tiny_judge, "A claim judge-v1 learnt."), (tiny_judge_v2, "judge-v2 学过的一句话。")):
+        shutil.copytree(base, tmp_path / ("v1" if base == tiny_judge else "v2"))
+        write_seen(tmp_path / ("v1" if base == tiny_judge else "v2"), [claim_key(claim)], "made up")
+    monkeypatch.setattr(adapt, "shipped_model_dir", lambda: v1)
+    monkeypatch.setattr(adapt, "chinese_base_dir", lambda: v2)
+    quick = adapt.Settings(folds=2, recalibrate_only=True, resamples=20, anchor_rows=20)
+    out = tmp_path / "both"
+    report = adapt.adapt_judge(_team(_rows()), out, v1, quick)
+    held = report["chinese_adaptation"]
+    assert report["plan"]["chinese_judge"] == "judge-v2-adapted"
+    assert held["labels"]["pairs"] == 40 and held["plan"]["english"] == "recalibrate"  # the model's one route
+    assert held["base"]["dir"] == str(v2)
+    # each judge is checked on the dev rows of the language it judges, and cross-validated on its own labels
+    assert set(held["forgetting"]["by_language"]) == {"zh"} and held["forgetting"]["rows"] == 20
+    assert set(report["forgetting"]["by_language"]) == {"en"}
+    assert report["forgetting"]["left_out"] == ("the Chinese dev rows are left out here: this judge hands Chinese to "
+                                                "the adapted judge-v2 it holds, checked on them when it was adapted")
+    assert held["plan"]["reasons"] == ["All pairs: recalibrating only, as asked"]  # judge-v2's one route
+    assert report["cross_validation"]["english"]["base"]["n"] == 120 and not report["cross_validation"].get("chinese")
+    assert held["cross_validation"]["english"]["base"]["n"] == 40
+    # one directory: judge-v1 adapted for English, the adapted judge-v2 inside it for Chinese
+    assert json.loads((out / "config.json").read_text())["chinese_judge"] == "judge-v2-adapted"
+    judge = ModelJudge(path=out)
+    assert judge.zh == "v2" and "|zh=judge-v2-adapted#" in judge.signature
+    assert judge.zh_judge.path == out / "judge-v2-adapted"
+    assert calib.load(out / "judge-v2-adapted") != calib.load(v2)  # refitted on the Chinese labels
+    zh = _rows(lang="zh")[0]
+    assert judge.judge(zh.claim, zh.passages).explanation.startswith(
+        "Chinese text: judged by judge-v2-adapted, the bilingual cross-encoder")
+    # what it has seen: judge-v1's claims and the English labels', the adapted judge-v2's and the Chinese ones
+    where = chinese_judge_directory(judge.signature, out)
+    assert where == ("judge-v2-adapted", out / "judge-v2-adapted")
+    seen = seen_in(out, "model", judge.signature, chinese=where)
+    assert not isinstance(seen, str) and seen.keys == {claim_key(c) for c in [
+        "A claim judge-v1 learnt.", "judge-v2 学过的一句话。", *(r.claim for r in _rows())]}
+    # the card and the command's text say what was done to each language's judge
+    card = (out / "MODEL_CARD.md").read_text()
+    assert "- English: recalibrate; Chinese: recalibrate (judge-v2-adapted, held inside the judge)" in card
+    assert "Chinese pairs: judge-v2 adapted on the 40 Chinese labels (recalibrate), held inside this judge:" in card
+    assert "  all      base          n=40" in card
+    # adapted again from that judge: English labels keep the judge-v2 it holds, Chinese ones adapt it further
+    again = adapt.adapt_judge(_team(_rows(lang="en")), tmp_path / "again", out, quick)
+    assert again["plan"]["chinese_judge"] == "judge-v2-adapted" and "chinese_adaptation" not in again
+    assert directory_sha256(tmp_path / "again" / "judge-v2-adapted") == directory_sha256(out / "judge-v2-adapted")
+    assert again["labels"]["routes"] == ("English labels adapt the model; Chinese pairs stay with the adapted "
+                                         "judge-v2 the base holds")
+    further = adapt.adapt_judge(_team(_rows()), tmp_path / "further", out, quick)
+    assert further["chinese_adaptation"]["base"]["dir"] == str(out / "judge-v2-adapted")
+    # Chinese labels alone: judge-v2 adapted, judge-v1 kept as it is
+    only = adapt.adapt_judge(_team(_rows(lang="zh")), tmp_path / "zh", v1, quick)
+    assert only["plan"]["english"] is None and only["chinese_adaptation"]["labels"]["pairs"] == 40
+    assert "forgetting" not in only and "cross_validation" not in only
+    assert (tmp_path / "zh" / "model_int8.onnx").read_bytes() == (tiny_judge / "model_int8.onnx").read_bytes()
+    assert ModelJudge(path=tmp_path / "zh").zh_judge.path == tmp_path / "zh" / "judge-v2-adapted"
+
+
+def test_a_damaged_adapted_chinese_judge_is_named_before_any_work(tiny_judge, tiny_judge_v2, tmp_path):
+    out = tmp_path / "j"
+    shutil.copytree(tiny_judge, out)
+    shutil.copytree(tiny_judge_v2, out / "judge-v2-adapted")
+    data = json.loads((out / "config.json").read_text())
+    (out / "config.json").write_text(json.dumps({**data, "chinese_judge": "judge-v2-adapted"}))
+    assert ModelJudge(path=out).zh_judge.path == out / "judge-v2-adapted"
+    (out / "judge-v2-adapted" / "tokenizer.json").unlink()
+    with pytest.raises(JudgeSetupError, match=r"config.json: chinese_judge names judge-v2-adapted, which is "
+                                              r"damaged:\n.*judge-v2-adapted/tokenizer.json: missing"):
+        ModelJudge(path=out)
+    shutil.rmtree(out / "judge-v2-adapted")
+    with pytest.raises(JudgeSetupError, match=r"judge-v2-adapted: no such directory"):
+        ModelJudge(path=out)
 
 
 def test_the_adaptation_judges_chinese_with_judge_v2_as_the_written_judge_will(tiny_judge):
@@ -583,8 +676,8 @@ def test_a_bad_chinese_judge_in_config_json_is_a_located_error(tmp_path):
     shutil.copytree(shipped_model_dir(), tmp_path / "j")
     data = json.loads((tmp_path / "j" / "config.json").read_text())
     (tmp_path / "j" / "config.json").write_text(json.dumps({**data, "chinese_judge": "gpt"}))
-    with pytest.raises(JudgeSetupError, match=r"config.json: chinese_judge: expected \"judge-v2\" or no such key, "
-                                              r"found 'gpt'"):
+    with pytest.raises(JudgeSetupError, match=r"config.json: chinese_judge: expected \"judge-v2\", "
+                                              r"\"judge-v2-adapted\" or no such key, found 'gpt'"):
         ModelJudge(path=tmp_path / "j")
 
 

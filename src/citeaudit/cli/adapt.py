@@ -41,8 +41,9 @@ def adapt_judge_cmd(labels, out_dir, base_dir, folds, epochs, domain_only, recal
     """Adapt the model judge to LABELS: labelled-pairs JSONL, the desk's review export, or case files whose
     labels are the team's (with --from for other tools' files). Fine-tunes the judge on CPU, refits its
     calibration and band, reports cross-validated agreement before and after, and writes the judge into
-    OUT: use it with --judge model:path=OUT. Chinese pairs stay with judge-v2, as the shipped judge's do;
-    --base judge-v2 adapts judge-v2 itself, with Chinese labels and English ones."""
+    OUT: use it with --judge model:path=OUT. Chinese pairs go to judge-v2, as the shipped judge's do: the
+    Chinese labels adapt judge-v2 in the same run, held inside OUT; --base judge-v2 adapts judge-v2 alone,
+    for both languages."""
     from citeaudit.files.destinations import check_destination
     from citeaudit.judges.model import CHINESE_MODEL_NAME, MODEL_NAME, model_dir, shipped_model_dir
     from citeaudit.training.adapt import Settings, adapt_judge
@@ -71,7 +72,7 @@ def adapt_judge_cmd(labels, out_dir, base_dir, folds, epochs, domain_only, recal
 
 
 def render_text(report: dict) -> str:
-    from citeaudit.training.adapted_dir import render_figures
+    from citeaudit.training.adapted_dir import plan_line, render_figures
 
     labels = report["labels"]
     plan = report["plan"]
@@ -82,8 +83,7 @@ def render_text(report: dict) -> str:
                 if labels["conflicting_pairs_left_out"] else "")
              + "".join(f"; {n} pair{'s' if n != 1 else ''} left out whose passage is {why}"
                        for why, n in (labels.get("pairs_left_out_passage_not_text") or {}).items()),
-             f"English: {plan['english'] or 'unchanged'}; Chinese: {plan['chinese'] or 'unchanged'}"
-             + (f" (judged by {plan['chinese_judge']})" if plan.get("chinese_judge") else ""),
+             plan_line(report),
              *[f"  {reason}" for reason in plan["reasons"]]]
     lines += render_figures(report)
     lines.append(f"wrote {report['judge']['dir']} in {report['minutes']:.1f} min; use it with "

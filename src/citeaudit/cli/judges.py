@@ -124,7 +124,7 @@ def validate_judge_cmd(data, judge_name, predictions, fmt, resamples, seed, resa
     rows = load_rows(data)
     judge = make_judge(spec, [])
     # what the judge trained and was calibrated on, with judge-v2's claims where it judges the Chinese pairs
-    seen = seen_in(directory, str(spec), chinese=chinese_judge_directory(judge.signature))
+    seen = seen_in(directory, str(spec), chinese=chinese_judge_directory(judge.signature, directory))
     done = [0]
 
     def progress(k: int) -> None:

@@ -36,8 +36,11 @@ from citeaudit.judges.cache import BoundedCache
 # The model file a directory's judge loads: the first of these present, else the first .onnx by name.
 MODEL_NAMES = ("model.onnx", "model_quantized.onnx", "model_int8.onnx")
 CARD = "model_card.json"
-# config.json may name who judges the directory's Chinese pairs (judges/model.py): "judge-v2" or no one
+# config.json may name who judges the directory's Chinese pairs (judges/model.py): "judge-v2" (the shipped
+# one), ADAPTED_CHINESE_JUDGE (judge-v2 adapted on a team's Chinese labels, a judge directory of its own
+# in the folder of that name inside this one), or no one
 CHINESE_JUDGE_KEY = "chinese_judge"
+ADAPTED_CHINESE_JUDGE = "judge-v2-adapted"
 LAYOUT = "a judge directory holds an .onnx model, tokenizer.json and config.json (docs/model-judge.md)"
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 # ModelProto's fields: ir_version (1, a varint) and graph (7, a length-delimited message) are always there
@@ -110,10 +113,16 @@ def _check(path: Path) -> JudgeDir:
         seen.read_seen(path)
     except JudgeSetupError as err:
         problems[seen.FILE_NAME] = str(err).removeprefix(f"{path / seen.FILE_NAME}: ")
-    if problems:
+    inner = ""
+    if config.get(CHINESE_JUDGE_KEY) == ADAPTED_CHINESE_JUDGE:  # the adapted Chinese judge is checked as one
+        try:
+            load_judge_dir(path / ADAPTED_CHINESE_JUDGE)
+        except JudgeSetupError as err:
+            inner = f"{path / 'config.json'}: {CHINESE_JUDGE_KEY} names {ADAPTED_CHINESE_JUDGE}, which is damaged:\n{err}"
+    if problems or inner:
         missing = any(problems.get(n, "").startswith("missing") for n in (model_name, "tokenizer.json", "config.json"))
-        raise JudgeSetupError("\n".join(f"{path / name}: {problem}" for name, problem in sorted(problems.items()))
-                              + (f"; {LAYOUT}" if missing else ""))
+        raise JudgeSetupError("\n".join([*(f"{path / name}: {problem}" for name, problem in sorted(problems.items())),
+                                         *([inner] if inner else [])]) + (f"; {LAYOUT}" if missing else ""))
     return JudgeDir(path, path / model_name, config, fitted, card)
 
 
@@ -185,8 +194,9 @@ def _config(data: bytes | None, problems: dict[str, str]) -> dict[str, Any]:
     if isinstance(length, bool) or not isinstance(length, int) or length < 1:
         problems["config.json"] = f"max_position_embeddings: expected a positive integer, found {length!r}"[:200]
     chinese = config.get(CHINESE_JUDGE_KEY, "judge-v2")
-    if chinese != "judge-v2":
-        problems["config.json"] = f"{CHINESE_JUDGE_KEY}: expected \"judge-v2\" or no such key, found {chinese!r}"[:200]
+    if chinese not in ("judge-v2", ADAPTED_CHINESE_JUDGE):
+        problems["config.json"] = (f"{CHINESE_JUDGE_KEY}: expected \"judge-v2\", \"{ADAPTED_CHINESE_JUDGE}\" or no "
+                                   f"such key, found {chinese!r}")[:200]
     return config
 
 

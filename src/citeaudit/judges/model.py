@@ -72,7 +72,7 @@ from citeaudit.judges.base import Request
 from citeaudit.judges.cache import BoundedCache
 from citeaudit.judges.embedding import e5_digest
 from citeaudit.judges.guard import check
-from citeaudit.judges.judge_dir import CHINESE_JUDGE_KEY, JudgeDir, load_judge_dir
+from citeaudit.judges.judge_dir import ADAPTED_CHINESE_JUDGE, CHINESE_JUDGE_KEY, JudgeDir, load_judge_dir
 from citeaudit.judges.local import CrossEncoderJudge, model_hash
 from citeaudit.judges.spec import MODEL, MODEL_UNCERTAIN_BAND, ZH_EMBEDDING_THRESHOLD
 from citeaudit.judges.windows import TokenSpans, Window, set_windows, window_reporter
@@ -80,7 +80,8 @@ from citeaudit.judges.windows import TokenSpans, Window, set_windows, window_rep
 MODEL_NAME = "judge-v1"
 CHINESE_MODEL_NAME = "judge-v2"  # the bilingual cross-encoder `zh=v2` judges Chinese pairs with
 # a judge directory's config.json may name who judges its Chinese pairs (CHINESE_JUDGE_KEY): a judge-v1
-# adapted on English labels keeps its base's judge-v2; without it, `zh` auto is the embedding judge
+# adapted on English labels keeps its base's judge-v2, or holds judge-v2 adapted on the team's Chinese
+# labels (ADAPTED_CHINESE_JUDGE); without it, `zh` auto is the embedding judge
 # common characters of everyday Chinese: a vocabulary that reads Chinese knows nearly all of them
 _CHINESE_PROBE = "请按住电源键十秒，然后松开。这款平板不防水，保修期为两年，退款将在十四天内到账。"
 CHINESE_SHARE = 0.3  # Han share of the letters from which a claim or its passages count as Chinese
@@ -95,8 +96,17 @@ PASSAGES_REMEMBERED = 4_096  # passage encodings kept per judge (a passage is re
 
 
 def hands_chinese_to_v2(directory: JudgeDir) -> bool:
-    """Whether a judge directory names judge-v2 as the judge of its Chinese pairs (config.json)."""
-    return directory.config.get(CHINESE_JUDGE_KEY) == CHINESE_MODEL_NAME
+    """Whether a judge directory names judge-v2, as shipped or adapted, as the judge of its Chinese pairs
+    (config.json)."""
+    return directory.config.get(CHINESE_JUDGE_KEY) in (CHINESE_MODEL_NAME, ADAPTED_CHINESE_JUDGE)
+
+
+def chinese_judge_of(directory: JudgeDir) -> tuple[str, Path]:
+    """The name and directory of the judge-v2 a directory hands its Chinese pairs to: the adapted one it
+    holds, else the shipped one (unpacked)."""
+    if directory.config.get(CHINESE_JUDGE_KEY) == ADAPTED_CHINESE_JUDGE:
+        return ADAPTED_CHINESE_JUDGE, directory.path / ADAPTED_CHINESE_JUDGE
+    return CHINESE_MODEL_NAME, _chinese_judge_dir()[0]
 
 
 def shipped_model_dir(name: str = MODEL_NAME, packed: bool = False) -> Path:
@@ -300,8 +310,10 @@ class ModelJudge:
                      else fitted.band if fitted.band is not None else MODEL_UNCERTAIN_BAND)
         self.zh_threshold = (fitted.zh_threshold if fitted is not None and fitted.zh_threshold is not None
                              else float(ZH_EMBEDDING_THRESHOLD))
+        # who judges Chinese under zh=v2: the shipped judge-v2, or the adapted one this directory holds
+        self.chinese_name, self.chinese_dir = chinese_judge_of(self.judge_dir) if self.zh == "v2" else (None, None)
         zh_shown = (f"embedding:{self.zh_threshold:g}" if self.zh == "embedding"
-                    else f"{CHINESE_MODEL_NAME}#{_chinese_judge_dir()[1]}" + (
+                    else f"{self.chinese_name}#{self._chinese_hash()}" + (
                         f"+short=e5#{e5_digest()}@{short_pairs.VERSION}" if self.short else "")
                     if self.zh == "v2" else self.zh)
         # `cal` says whether a calibration is in use: asked for, and the model directory has one;
@@ -310,6 +322,11 @@ class ModelJudge:
                           + self.options.signature(calibration=self.calibration is not None, band=self.band,
                                                    zh=zh_shown)
                           + "|sets=parts")
+
+    def _chinese_hash(self) -> str:
+        if self.chinese_name == CHINESE_MODEL_NAME:
+            return _chinese_judge_dir()[1]  # hashed once per process
+        return model_hash(self.chinese_dir)[:12]
 
     @property
     def short_judge(self):
@@ -322,11 +339,12 @@ class ModelJudge:
 
     @property
     def zh_judge(self):
-        """Who judges Chinese pairs, built on the first one: the embedding judge, or (zh=v2) the shipped
-        bilingual cross-encoder, windowed and calibrated as this judge is (the guard is this judge's)."""
+        """Who judges Chinese pairs, built on the first one: the embedding judge, or (zh=v2) judge-v2, the
+        bilingual cross-encoder (shipped, or the adapted one this directory holds), windowed and calibrated as
+        this judge is (the guard is this judge's)."""
         if self._zh_judge is None:
             if self.zh == "v2":
-                self._zh_judge = ModelJudge(shipped_model_dir(CHINESE_MODEL_NAME), guard=False, plain=False,
+                self._zh_judge = ModelJudge(self.chinese_dir, guard=False, plain=False,
                                             threads=self.options["threads"], zh="model",
                                             batch_size=self.options["batch"],
                                             calibrated=self.options["calibration"], band=self.options["band"])
@@ -372,7 +390,7 @@ class ModelJudge:
             for i, j in zip(zh, self.zh_judge._judge_each([requests[i] for i in zh], guard=False)):
                 out[i] = j.model_copy(update={
                     "judge": self.signature,
-                    "explanation": f"Chinese text: judged by {CHINESE_MODEL_NAME}, the bilingual cross-encoder; "
+                    "explanation": f"Chinese text: judged by {self.chinese_name}, the bilingual cross-encoder; "
                                    + (j.explanation or "")})
         elif zh:
             for i, j in zip(zh, self.zh_judge.judge_batch([requests[i] for i in zh])):

@@ -190,11 +190,15 @@ def judge_directory(spec: JudgeSpec | Any) -> Path | None:
     return None
 
 
-def chinese_judge_directory(signature: str | None) -> tuple[str, Path] | None:
+def chinese_judge_directory(signature: str | None, directory: Path | None = None) -> tuple[str, Path] | None:
     """judge-v2's name and directory when the judge that signs `signature` hands its Chinese pairs to it
-    (the model judge's `zh=judge-v2#…`): the claims judge-v2 learnt from are seen by that judge too."""
+    (the model judge's `zh=judge-v2#…`, or `zh=judge-v2-adapted#…` for the adapted judge-v2 held inside the
+    judge's own `directory`): the claims judge-v2 learnt from are seen by that judge too."""
+    from citeaudit.judges.judge_dir import ADAPTED_CHINESE_JUDGE
     from citeaudit.judges.model import CHINESE_MODEL_NAME, shipped_model_dir
 
+    if signature and directory is not None and f"|zh={ADAPTED_CHINESE_JUDGE}#" in signature:
+        return ADAPTED_CHINESE_JUDGE, Path(directory) / ADAPTED_CHINESE_JUDGE
     if not signature or f"|zh={CHINESE_MODEL_NAME}#" not in signature:
         return None
     return CHINESE_MODEL_NAME, shipped_model_dir(CHINESE_MODEL_NAME)

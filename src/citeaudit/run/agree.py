@@ -432,7 +432,7 @@ def seen_of_log(log: RunLog) -> SeenClaims | str:
     except JudgeSetupError as err:  # a shipped judge this installation does not have
         return str(err)
     try:
-        chinese = chinese_judge_directory(log.judge)
+        chinese = chinese_judge_directory(log.judge, directory)
     except JudgeSetupError as err:  # judge-v2 cannot be found or unpacked here
         return str(err)
     return seen_in(directory, record.spec, log.judge, chinese=chinese)

@@ -26,9 +26,12 @@ With too few labels per class to fine-tune, only the calibration and band are re
 still, nothing is adapted and the command refuses.
 
 Chinese pairs go to the embedding judge (the cross-encoder reads most Chinese as [UNK]); adapting
-refits its threshold on the team's Chinese labels; but a base that hands Chinese to judge-v2 (the shipped
-judge-v1) gives an adapted judge that does so too (config.json, "chinese_judge"), its Chinese labels left
-for adapting judge-v2 itself (`--base judge-v2`).
+refits its threshold on the team's Chinese labels. A base that hands Chinese to judge-v2 (the shipped
+judge-v1) gives an adapted judge that does so too (config.json, "chinese_judge"): with Chinese labels,
+judge-v2 is adapted on them in the same command (the whole procedure again, its forgetting check on the
+Chinese dev rows) and written inside the judge (judge_dir.ADAPTED_CHINESE_JUDGE), so that one directory
+judges English with the adapted judge-v1 and Chinese with the adapted judge-v2; without enough of them
+it keeps the shipped judge-v2. `--base judge-v2` adapts judge-v2 alone, for both languages.
 
 What it reports is cross-validated: folds keep pairs that share a passage or a question together, and
 each fold's figures come from an adaptation that never saw that fold. The fine-tuning needs torch
@@ -50,12 +53,13 @@ from citeaudit.errors import InputError, Problem, TrainingError
 from citeaudit.files.destinations import temporary_folder_beside
 from citeaudit.files.labelled import Row
 from citeaudit.judges.base import Request
+from citeaudit.judges.judge_dir import ADAPTED_CHINESE_JUDGE, CHINESE_JUDGE_KEY
 from citeaudit.judges.model import (CHINESE_MODEL_NAME, ModelJudge, hands_chinese_to_v2, is_chinese, model_dir,
                                     reads_chinese, shipped_model_dir)
 from citeaudit.records import Judgment, directory_sha256
 from citeaudit.stats import best_threshold, drawing, metrics
 from citeaudit.training import forgetting, seen_claims
-from citeaudit.training.adapted_dir import export_int8, render_figures, write_judge
+from citeaudit.training.adapted_dir import BOTH_LANGUAGES, export_int8, render_figures, write_judge
 from citeaudit.training.finetune import Trainer, Tuning, examples_of, interpolate
 from citeaudit.training.judge_parts import (BAND_LIMITS, JudgeState, Progress, base_state, blend_calibration,
                                             calibration_values, choose_band, fit_calibration, judge_rows, make_judge,
@@ -89,6 +93,9 @@ class Settings(Tuning):
     # one adaptation a sample of 300 of the 584 English rows saw a gain of 0.015, all 584 a loss of 0.005)
     anchor_rows: int | None = None
     anchor_exclude: tuple[str, ...] = ()  # sources the check leaves out (a domain measured as unseen)
+    # the languages whose dev rows the check reads, of those the judge reads with its model (None: all of
+    # them); judge-v2 adapted for a judge-v1 judges only Chinese there, so only Chinese rows count
+    check_languages: tuple[str, ...] | None = None
 
 
 # --- one adaptation, and its cross-validation ------------------------------------------------------------
@@ -103,7 +110,10 @@ class Plan:
     reasons: list[str] = field(default_factory=list)
 
 
-def plan_for(english: Sequence[Row], chinese: Sequence[Row], settings: Settings, torch_available: bool) -> Plan:
+def plan_for(english: Sequence[Row], chinese: Sequence[Row], settings: Settings, torch_available: bool,
+             route: str = "English") -> Plan:
+    """What the labels allow: `english` are the pairs of the model's route (every pair, `route` "All pairs",
+    for a model that reads Chinese), `chinese` those of the embedding judge's."""
     reasons = []
     plan = Plan(None, None, reasons)
     en = min(class_counts(english).values()) if english else 0
@@ -113,14 +123,14 @@ def plan_for(english: Sequence[Row], chinese: Sequence[Row], settings: Settings,
         elif en >= MIN_TO_CALIBRATE:
             plan.english = "recalibrate"
             if settings.recalibrate_only:
-                reasons.append("English: recalibrating only, as asked")
+                reasons.append(f"{route}: recalibrating only, as asked")
             elif en < MIN_TO_TUNE:
-                reasons.append(f"English: too few labels to fine-tune ({_counts(english)}; fine-tuning needs at "
+                reasons.append(f"{route}: too few labels to fine-tune ({_counts(english)}; fine-tuning needs at "
                                f"least {MIN_TO_TUNE} of each class): recalibrating only")
             else:
-                reasons.append("English: torch is not installed (pip install 'citeaudit[train]'): recalibrating only")
+                reasons.append(f"{route}: torch is not installed (pip install 'citeaudit[train]'): recalibrating only")
         else:
-            reasons.append(f"English: too few labels to adapt ({_counts(english)}; recalibrating needs at least "
+            reasons.append(f"{route}: too few labels to adapt ({_counts(english)}; recalibrating needs at least "
                            f"{MIN_TO_CALIBRATE} of each class): left as it is")
     zh = min(class_counts(chinese).values()) if chinese else 0
     if chinese:
@@ -141,9 +151,10 @@ class Adapter:
     """Adapts one judge directory; every fitted piece is made by `adapt`, for a fold or for all rows."""
 
     def __init__(self, model_dir: Path, settings: Settings, plan: Plan, progress: Progress = quiet,
-                 chinese_judge: str | None = None):
+                 chinese_judge: str | None = None, chinese_dir: Path | None = None):
         self.model_dir = model_dir
         self.chinese_judge = chinese_judge  # judge-v2, where the adapted judge keeps its base's for Chinese
+        self.chinese_dir = chinese_dir  # the adapted judge-v2's folder, where it holds one (ADAPTED_CHINESE_JUDGE)
         self.settings = settings
         self.plan = plan
         self.progress = progress
@@ -163,7 +174,7 @@ class Adapter:
         # the weights are kept with their memory, so that their id cannot be reused while it lives
         _, remembered = self._remembered.setdefault(id(state.model), (state.model, {}))
         return make_judge(self.model_dir, state, self.settings.threads, calibrated, remembered, self.chinese_judge,
-                          self.int8_of)
+                          self.int8_of, self.chinese_dir)
 
     def int8_of(self, model) -> Path:
         """The weights exported and quantised as the written judge's (once per weights), in the run's
@@ -183,8 +194,10 @@ class Adapter:
     def anchor(self) -> list[Row]:
         """The forgetting check's rows: the dev rows of the languages the base judge reads with its model."""
         if self._anchor is None:
+            wanted = self.settings.check_languages
             self._anchor = forgetting.anchor_rows(self.settings.anchor_rows, self.settings.anchor_exclude,
-                                                  forgetting.languages_judged(self.base_judge))
+                                                  [lang for lang in forgetting.languages_judged(self.base_judge)
+                                                   if wanted is None or lang in wanted])
         return self._anchor
 
     def guarded(self, state: JudgeState, stage: str) -> tuple[JudgeState, dict[str, Any]]:
@@ -218,6 +231,7 @@ class Adapter:
         if candidate.model is not state.model:
             self.forget(state.model)
         left_out = (None if "zh" in forgetting.languages_judged(self.base_judge)
+                    else forgetting.CHINESE_LEFT_OUT_HELD if self.chinese_judge == ADAPTED_CHINESE_JUDGE
                     else forgetting.CHINESE_LEFT_OUT_V2 if self.chinese_judge else forgetting.CHINESE_LEFT_OUT)
         return candidate, {**found, "limit": FORGETTING_LIMIT, "kept": keep,
                            **({"left_out": left_out} if left_out else {}), "tried": tried}
@@ -339,7 +353,8 @@ def cross_validate(adapter: Adapter, team: TeamLabels, chinese_of: Sequence[bool
         out[route] = {name: of(ix, judged)
                       for name, judged in columns.items() if not (route == "chinese" and name == "recalibrated")}
     # the judge of its Chinese pairs (judge-v2) learnt from claims too
-    chinese = (adapter.chinese_judge, shipped_model_dir(adapter.chinese_judge)) if adapter.chinese_judge else None
+    chinese = ((adapter.chinese_judge, adapter.chinese_dir or shipped_model_dir(adapter.chinese_judge))
+               if adapter.chinese_judge else None)
     out["seen"] = seen_claims.unseen_figures(adapter.model_dir, rows, chinese_of, columns, of, chinese)
     return out
 
@@ -384,18 +399,23 @@ def adapt_judge(team: TeamLabels, out_dir: str | Path, base_dir: str | Path | No
     chinese_judge = (CHINESE_MODEL_NAME if not model_reads_chinese and (
         base_dir.resolve() == shipped_model_dir().resolve() or hands_chinese_to_v2(base))
         else None)
-    plan = plan_for(english, [] if chinese_judge else chinese, settings, torch_available())
-    if chinese_judge and chinese:
-        plan.reasons.append(f"Chinese: this judge hands Chinese pairs to {CHINESE_MODEL_NAME}, which stays as it is; "
-                            f"adapt {CHINESE_MODEL_NAME} with the Chinese labels: adapt-judge … --base {CHINESE_MODEL_NAME}")
+    plan = plan_for(english, [] if chinese_judge else chinese, settings, torch_available(),
+                    "All pairs" if model_reads_chinese else "English")
+    # the team's Chinese labels adapt judge-v2 itself, written inside this judge, when there are enough; a
+    # base that holds an adapted judge-v2 gives it on: adapted further, or kept as it is
+    held_by_base = base.config.get(CHINESE_JUDGE_KEY) == ADAPTED_CHINESE_JUDGE
+    adapt_chinese = bool(chinese_judge and chinese) and _enough_for_judge_v2(chinese, plan)
     report: dict[str, Any] = {
         "labels": {"described_as": team.described_as, "pairs": len(team.rows), "sha256": team.content_hash(),
                    "english": class_counts([r for r, z in zip(team.rows, written_in_chinese) if not z]),
                    "chinese": class_counts([r for r, z in zip(team.rows, written_in_chinese) if z]),
-                   "routes": ("the model judges Chinese pairs itself: Chinese and English labels adapt it together"
-                              if model_reads_chinese else f"English labels adapt the model; Chinese pairs stay with "
-                              f"{chinese_judge}" if chinese_judge else "English labels adapt the model, Chinese ones "
-                              "the embedding route's threshold"),
+                   "routes": (f"{BOTH_LANGUAGES}: Chinese and English labels adapt it together"
+                              if model_reads_chinese else f"English labels adapt the model; Chinese ones adapt "
+                              f"{chinese_judge}, held inside the judge" if adapt_chinese else "English labels adapt "
+                              "the model; Chinese pairs stay with the adapted judge-v2 the base holds" if held_by_base
+                              else f"English labels adapt the model; Chinese pairs stay with {chinese_judge}"
+                              if chinese_judge else "English labels adapt the model, Chinese ones the embedding "
+                              "route's threshold"),
                    "conflicting_pairs_left_out": team.conflicts,
                    "pairs_left_out_passage_not_text": dict(team.not_text)},
         "base": {"dir": str(base_dir), "sha256": directory_sha256(base_dir)},
@@ -403,7 +423,7 @@ def adapt_judge(team: TeamLabels, out_dir: str | Path, base_dir: str | Path | No
                  **({"chinese_judge": chinese_judge} if chinese_judge else {})},
         "settings": {k: v for k, v in vars(settings).items() if k != "threads"},
     }
-    if plan.english is None and plan.chinese is None:
+    if plan.english is None and plan.chinese is None and not adapt_chinese:
         raise InputError([Problem(team.described_as or "labels", None, "labels",
                                   ("nothing to adapt this judge with: " if chinese_judge and chinese and not english
                                    else "too few labels to adapt the judge: ") + "; ".join(plan.reasons)
@@ -411,24 +431,71 @@ def adapt_judge(team: TeamLabels, out_dir: str | Path, base_dir: str | Path | No
                                             for why, n in team.not_text.items()))])
     # made first: a destination that cannot be written is refused before any work
     with temporary_folder_beside(out, "--out") as work, _temporaries_in(work):
-        adapter = Adapter(base_dir, settings, plan, progress, chinese_judge)
+        held_chinese = None
+        if adapt_chinese:  # first: its own refusals come before the English work
+            held_chinese, report["chinese_adaptation"] = _adapt_judge_v2(
+                team, chinese_of, work, base_dir / ADAPTED_CHINESE_JUDGE if held_by_base else chinese_base_dir(),
+                settings, progress)
+            team = _only(team, [not z for z in chinese_of])  # the rest of the report is of the English labels
+            chinese_of = [False] * len(team.rows)
+        elif held_by_base:
+            held_chinese = work / ADAPTED_CHINESE_JUDGE
+            shutil.copytree(base_dir / ADAPTED_CHINESE_JUDGE, held_chinese)
+        if held_chinese is not None:
+            chinese_judge = ADAPTED_CHINESE_JUDGE
+            report["plan"]["chinese_judge"] = chinese_judge
+        adapter = Adapter(base_dir, settings, plan, progress, chinese_judge, held_chinese)
         adapter.question_of = {id(r): q for r, q in zip(team.rows, team.questions)}
-        if settings.folds >= 2:
+        if settings.folds >= 2 and (plan.english or plan.chinese):
             report["cross_validation"] = cross_validate(adapter, team, chinese_of)
-        state, record = adapter.adapt(english, chinese, "fine-tuning on every pair")
+        state, record = adapter.adapt(english, [] if adapt_chinese else chinese, "fine-tuning on every pair")
         if "forgetting" in record:
             report["forgetting"] = record.pop("forgetting")
         report["adaptation"] = record
         report["minutes"] = round((time.monotonic() - started) / 60, 2)
         progress("writing the judge", 0, 1)
         written = write_judge(out, base_dir, state, report, work, [r.claim for r in team.rows], chinese_judge,
-                              None if state.model is None else adapter.int8_of(state.model))
+                              None if state.model is None else adapter.int8_of(state.model), held_chinese)
     report["judge"] = {"dir": str(out), "sha256": directory_sha256(written),
                        "spec": f"model:path={out}"}
     report["minutes"] = round((time.monotonic() - started) / 60, 2)
     progress("writing the judge", 1, 1)
     report["seconds_by_stage"] = {stage: round(s, 1) for stage, s in seconds.items()}
     return report
+
+
+def chinese_base_dir() -> Path:
+    """judge-v2 as shipped (unpacked): the base a team's Chinese labels adapt beside a judge-v1."""
+    return shipped_model_dir(CHINESE_MODEL_NAME)
+
+
+def _enough_for_judge_v2(chinese: Sequence[Row], plan: Plan) -> bool:
+    """Whether the Chinese labels are enough to adapt judge-v2 (recalibrating it at least); if not, the plan
+    says so and judge-v2 stays as shipped."""
+    if min(class_counts(chinese).values()) >= MIN_TO_CALIBRATE:
+        return True
+    plan.reasons.append(f"Chinese: too few labels to adapt {CHINESE_MODEL_NAME} ({_counts(chinese)}; it needs at "
+                        f"least {MIN_TO_CALIBRATE} of each class): it stays as shipped")
+    return False
+
+
+def _only(team: TeamLabels, keep: Sequence[bool], described_as: str | None = None) -> TeamLabels:
+    """The team's labels whose `keep` is true, described as the whole were unless told otherwise."""
+    return TeamLabels([r for r, k in zip(team.rows, keep) if k], [q for q, k in zip(team.questions, keep) if k],
+                      described_as or team.described_as, team.conflicts, team.not_text)
+
+
+def _adapt_judge_v2(team: TeamLabels, chinese_of: Sequence[bool], work: Path, base: Path, settings: Settings,
+                    progress: Progress) -> tuple[Path, dict[str, Any]]:
+    """judge-v2 (`base`: the shipped one, or the adapted one a base judge holds) adapted on the team's
+    Chinese labels, as `adapt-judge --base judge-v2` adapts it, its forgetting check on the Chinese dev rows
+    only (judge-v1 judges the English ones); written into `work`, with its report."""
+    chinese = _only(team, chinese_of, f"{team.described_as}, its Chinese pairs")
+    folder = work / ADAPTED_CHINESE_JUDGE
+    report = adapt_judge(chinese, folder, base, replace(settings, check_languages=("zh",)),
+                         lambda stage, done, total: progress(f"Chinese, {CHINESE_MODEL_NAME}: {stage}", done, total))
+    report.pop("judge")  # it is written inside the judge this command writes, not apart
+    return folder, report
 
 
 def _timed(progress: Progress) -> tuple[Progress, dict[str, float]]:

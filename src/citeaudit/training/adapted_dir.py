@@ -22,12 +22,14 @@ from citeaudit.training.judge_parts import JudgeState
 
 def write_judge(out: Path, base_dir: Path, state: JudgeState, report: dict, work: Path,
                 team_claims: Sequence[str] = (), chinese_judge: str | None = None,
-                int8_model: Path | None = None) -> Path:
+                int8_model: Path | None = None, held_chinese: Path | None = None) -> Path:
     """The judge directory, built in `work` (a hidden folder beside `out`, removed by the caller) and
     renamed into place; what it has seen is the base's claims and `team_claims` (training/seen_claims.py);
     `chinese_judge` named in its config.json when its Chinese pairs go to that judge (judges/model.py).
     `int8_model`: `state.model` as exported for the checks (`export_int8`), copied so that the judge
-    written is byte for byte the one checked; the base's model file when there are no new weights."""
+    written is byte for byte the one checked; the base's model file when there are no new weights.
+    `held_chinese`: the adapted judge-v2 written for this judge's Chinese pairs, moved inside it (its
+    folder named as `chinese_judge` names it)."""
     from citeaudit.training.export import SHIPPED_FILES
 
     built = work / "judge"
@@ -43,6 +45,8 @@ def write_judge(out: Path, base_dir: Path, state: JudgeState, report: dict, work
         wanted[CHINESE_JUDGE_KEY] = chinese_judge
     if wanted != config:
         (built / "config.json").write_text(json.dumps(wanted, indent=1), encoding="utf-8")
+    if held_chinese is not None:
+        held_chinese.rename(built / chinese_judge)
     cal = replace(state.calibration, band=state.band, zh_threshold=state.zh_threshold,
                   fitted_on={**state.calibration.fitted_on, "adapted_from": report["base"],
                              "labels_sha256": report["labels"]["sha256"]})
@@ -77,6 +81,7 @@ def _write_card(work: Path, report: dict, files: dict[str, str]) -> None:
     card = {"name": "citeaudit judge-v1, adapted", "adapted_from": report["base"], "labels": report["labels"],
             "plan": report["plan"], "settings": report["settings"], "adaptation": report.get("adaptation"),
             "cross_validation": report.get("cross_validation"), "forgetting": report.get("forgetting"),
+            **({"chinese_adaptation": report["chinese_adaptation"]} if report.get("chinese_adaptation") else {}),
             "files": files}
     (work / "model_card.json").write_text(json.dumps(card, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     (work / "MODEL_CARD.md").write_text(render_card(card), encoding="utf-8")
@@ -88,10 +93,19 @@ def render_card(card: dict) -> str:
              f"- adapted from: `{card['adapted_from']['dir']}` (sha256 `{card['adapted_from']['sha256'][:16]}…`)",
              f"- labels: {labels['pairs']} pairs ({labels['described_as']}), sha256 `{labels['sha256'][:16]}…`; "
              f"English {labels['english']}, Chinese {labels['chinese']}",
-             f"- English: {card['plan']['english'] or 'unchanged'}; Chinese: {card['plan']['chinese'] or 'unchanged'}",
+             f"- {plan_line(card)}",
              *[f"- {reason}" for reason in card["plan"]["reasons"]], ""]
     lines += render_figures(card)
     return "\n".join(lines) + "\n"
+
+
+def plan_line(report: dict) -> str:
+    """What was done to each language's judge: "English: fine-tune; Chinese: …"."""
+    plan, held = report["plan"], report.get("chinese_adaptation")
+    chinese = (f"{held['plan']['english'] or 'unchanged'} ({plan['chinese_judge']}, held inside the judge)" if held
+               else (plan["chinese"] or "unchanged") + (f" (judged by {plan['chinese_judge']})"
+                                                        if plan.get("chinese_judge") else ""))
+    return f"English: {plan['english'] or 'unchanged'}; Chinese: {chinese}"
 
 
 def render_figures(report: dict) -> list[str]:
@@ -101,11 +115,18 @@ def render_figures(report: dict) -> list[str]:
     if cv:
         lines.append(f"Cross-validated agreement with the team's labels ({cv['folds']} folds, pairs sharing a "
                      f"passage, question or claim kept together; fold sizes {cv['fold_sizes']}):")
+        both = report["labels"]["routes"].startswith(BOTH_LANGUAGES)  # one route, the model's, for every pair
         for route in ("english", "chinese"):
-            lines += _route_lines(route, cv.get(route) or {})
+            lines += _route_lines("all" if both and route == "english" else route, cv.get(route) or {})
         lines += seen_claims.render_unseen(cv.get("seen"), _route_lines)
     if report.get("forgetting"):
         lines += forgetting.render(report["forgetting"])
+    held = report.get("chinese_adaptation")
+    if held:  # judge-v2 adapted on the Chinese labels, held inside the judge: its own figures
+        lines += [f"Chinese pairs: judge-v2 adapted on the {held['labels']['pairs']} Chinese labels "
+                  f"({held['plan']['english'] or 'unchanged'}), held inside this judge:",
+                  *[f"  {reason}" for reason in held["plan"]["reasons"]],
+                  *(f"  {line}" for line in render_figures(held))]
     return lines
 
 
@@ -118,6 +139,8 @@ def _route_lines(route: str, judges: dict[str, dict]) -> list[str]:
             + ([f"  {route:<8} intervals: bootstrap 95 %{what_was_drawn(drawn, 'pair', SHARING)}"] if drawn else []))
 
 
+# how adapt.py's report says that the model judges Chinese pairs itself (judge-v2): its one route is all pairs
+BOTH_LANGUAGES = "the model judges Chinese pairs itself"
 # what puts a team's pairs in one group (team_labels.pair_groups), said of one pair and of many
 SHARING = ("a passage, a question or a claim", "passages, questions or claims")
 

@@ -39,6 +39,8 @@ CHINESE_LEFT_OUT = ("the Chinese dev rows are left out: this judge sends Chinese
                     "threshold is adapted apart (on the team's Chinese labels), not to the model checked here")
 CHINESE_LEFT_OUT_V2 = ("the Chinese dev rows are left out: this judge hands Chinese to judge-v2, which the adaptation "
                        "leaves as it is")
+CHINESE_LEFT_OUT_HELD = ("the Chinese dev rows are left out here: this judge hands Chinese to the adapted judge-v2 it "
+                         "holds, checked on them when it was adapted")
 
 
 def languages_judged(judge) -> tuple[str, ...]:

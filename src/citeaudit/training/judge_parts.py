@@ -52,19 +52,22 @@ def base_state(model_dir: Path) -> JudgeState:
 
 
 @cache
-def _judge_v2(threads: int | None) -> ModelJudge:
-    """The shipped judge-v2, loaded once for every judge of an adaptation (adapting leaves it as it is)."""
-    return ModelJudge(shipped_model_dir(CHINESE_MODEL_NAME), guard=False, plain=False, threads=threads, zh="model")
+def _judge_v2(threads: int | None, path: Path | None = None) -> ModelJudge:
+    """judge-v2, the shipped one or the adapted one at `path`, loaded once for every judge of an adaptation
+    (adapting judge-v1 leaves it as it is)."""
+    return ModelJudge(path or shipped_model_dir(CHINESE_MODEL_NAME), guard=False, plain=False, threads=threads,
+                      zh="model")
 
 
 def make_judge(model_dir: Path, state: JudgeState, threads: int | None, calibrated: bool = True,
                remembered: dict | None = None, chinese_judge: str | None = None,
-               int8_of: Callable[[Any], Path] | None = None) -> ModelJudge:
+               int8_of: Callable[[Any], Path] | None = None, chinese_dir: Path | None = None) -> ModelJudge:
     """The model judge of `model_dir` judging with `state`. Its torch weights are run as the written judge
     will run them: `int8_of(weights)` gives them exported and quantised to int8 ONNX (adapted_dir.export_int8);
     without it, in fp32 and batched. Run in fp32, an adaptation on 600 ExpertQA claims lost 0.005 on the
     English dev rows, where the int8 judge written from the same weights lost 0.026. `remembered` keeps
-    the model's own judgments (before calibration and guard) by request, for judges that share the weights."""
+    the model's own judgments (before calibration and guard) by request, for judges that share the weights.
+    `chinese_dir`: the adapted judge-v2 the written judge will hold, where it holds one."""
     # Chinese pairs go where the adapted judge will send them: judge-v2 where it keeps its base's (`chinese_judge`)
     judge = ModelJudge(path=model_dir, guard=True, threads=threads, calibrated=False, band=0.0,
                        zh="v2" if chinese_judge else None)
@@ -73,7 +76,7 @@ def make_judge(model_dir: Path, state: JudgeState, threads: int | None, calibrat
     judge.calibration = state.calibration if calibrated else None
     judge.band = state.band if calibrated else 0.0
     if chinese_judge:  # judge-v2 as the written judge runs it, with its own calibration and band
-        judge._zh_judge = _judge_v2(threads)
+        judge._zh_judge = _judge_v2(threads, chinese_dir)
     elif state.zh_threshold != float(ZH_EMBEDDING_THRESHOLD):
         from citeaudit.judges.embedding import make_embedding_judge
 
