@@ -11,6 +11,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -383,6 +384,26 @@ def test_a_loss_in_one_language_shrinks_the_adaptation_though_the_pooled_loss_is
     assert "Forgetting check on 673 shipped dev rows" in text and "kept 25% of the adaptation" in text
     assert f"Chinese    89 rows  BAcc 1.000 -> {zh['adapted']:.3f}  loss +{zh['loss']:.3f} [" in text
     assert "English   584 rows  BAcc 1.000 -> 1.000  loss +0.000 [+0.000, +0.000]" in text
+    # each source's loss is shown beside, and does not decide: CiteCheck's is Chinese's, the English ones lose none
+    assert set(record["by_source"]) == {"citecheck", "expertqa", "factcheck_gpt", "wice"}
+    assert record["by_source"]["citecheck"]["loss"] == zh["loss"] and first["loss_by_source"]["wice"] == 0.0
+    assert "each source (shown, not deciding" in text
+    assert f"    citecheck        89 rows  BAcc 1.000 -> {zh['adapted']:.3f}  loss +{zh['loss']:.3f} [" in text
+    assert "    wice            120 rows  BAcc 1.000 -> 1.000  loss +0.000 [+0.000, +0.000]" in text
+
+
+def test_a_sources_loss_is_shown_but_does_not_decide():
+    from citeaudit.training import forgetting
+
+    rows = [r for r in forgetting.anchor_rows() if r.lang == "en"]
+    base = [SimpleNamespace(label=r.label if r.label == "full" else "none") for r in rows]
+    # WiCE's not-full rows called full: a loss there, spread thin over all English rows
+    wrong = {i for i, r in enumerate(rows) if r.source == "wice" and r.label != "full"}
+    adapted = [SimpleNamespace(label="full") if i in wrong else j for i, j in enumerate(base)]
+    found = forgetting.loss(rows, base, adapted, resamples=50, seed=0)
+    assert found["by_source"]["wice"]["loss"] == 0.5 and found["by_source"]["expertqa"]["loss"] == 0.0
+    only_sources = {**found, "loss": 0.0, "by_language": {"en": {**found["by_language"]["en"], "loss": 0.0}}}
+    assert forgetting.within_limit(only_sources)  # the sources' figures are not read
 
 
 def test_the_check_reads_a_fixed_sample_of_each_language():

@@ -222,7 +222,8 @@ class Adapter:
             found = forgetting.loss(rows, self._anchor_base, judged, s.resamples, s.seed,
                                     s.resample_by == "groups", self._anchor_groups)
             tried.append({"kept": keep, "balanced_accuracy": found["adapted"], "loss": found["loss"],
-                          "loss_by_language": {lang: f["loss"] for lang, f in found["by_language"].items()}})
+                          "loss_by_language": {lang: f["loss"] for lang, f in found["by_language"].items()},
+                          "loss_by_source": {source: f["loss"] for source, f in found["by_source"].items()}})
             if forgetting.within_limit(found) or keep == 0.0:
                 break
             if candidate.model is not state.model:
