@@ -295,6 +295,34 @@ def test_calibrate_judge_adds_its_rows_claims_to_the_record(runner, tmp_path):
 # --- agree ---------------------------------------------------------------------------------------------
 
 
+def test_a_judge_holding_an_adapted_judge_v2_has_seen_what_that_one_learnt_from(runner, tmp_path):
+    # judge-v1 with a judge-v2 inside it (as adapt-judge writes it for a team's Chinese labels), that one
+    # recording two of the six Chinese claims: validate-judge and agree count those two as seen
+    rows = _chinese_rows()
+    judge = tmp_path / "my-judge"
+    shutil.copytree(shipped_model_dir(), judge)
+    shutil.copytree(shipped_model_dir("judge-v2"), judge / "judge-v2-adapted")
+    write_seen(judge / "judge-v2-adapted", [claim_key(r.claim) for r in rows[:2]], "made up")
+    config = json.loads((judge / "config.json").read_text())
+    (judge / "config.json").write_text(json.dumps({**config, "chinese_judge": "judge-v2-adapted"}))
+    (judge / "model_card.json").unlink()  # its recorded config.json hash is the shipped one's
+    data = tmp_path / "zh.jsonl"
+    data.write_text("".join(json.dumps({"id": r.id, "claim": r.claim, "label": r.label, "lang": "zh",
+                                        "passages": [{"id": p.id, "text": p.text} for p in r.passages]},
+                                       ensure_ascii=False) + "\n" for r in rows))
+    spec = f"model:path={judge}"
+    result = runner.invoke(main, ["validate-judge", str(data), "--judge", spec, "--format", "json", "--resamples", "1"])
+    assert result.exit_code == 0, result.output
+    found = json.loads(result.stdout)["seen"]
+    assert (found["claims"], found["of"]) == (2, 6)
+    assert found["covers"].endswith("; and its Chinese pairs go to judge-v2-adapted, whose directory records: made up")
+    cases, labels = _case_and_labels(tmp_path, rows)
+    run = _score(runner, cases, spec, tmp_path / "run.json")
+    result = runner.invoke(main, ["agree", run, "--labels", str(labels), "--format", "json", "--resamples", "1"])
+    assert result.exit_code == 0, result.output
+    assert (json.loads(result.stdout)["seen"]["claims"], json.loads(result.stdout)["seen"]["of"]) == (2, 6)
+
+
 def _case_and_labels(tmp_path: Path, rows=None) -> tuple[Path, Path]:
     """The sample (or `rows`) as a case (each row's claim a statement citing its passage) and as labelled
     pairs."""
