@@ -115,10 +115,15 @@ def render_figures(report: dict) -> list[str]:
     if cv:
         lines.append(f"Cross-validated agreement with the team's labels ({cv['folds']} folds, pairs sharing a "
                      f"passage, question or claim kept together; fold sizes {cv['fold_sizes']}):")
-        both = report["labels"]["routes"].startswith(BOTH_LANGUAGES)  # one route, the model's, for every pair
+        # a model that judges Chinese itself (judge-v2) has one route, its own, for every pair
+        both = (report.get("labels") or {}).get("routes", "").startswith(BOTH_LANGUAGES)
+
+        def route_lines(route: str, judges: dict[str, dict]) -> list[str]:
+            return _route_lines("all" if both and route == "english" else route, judges)
+
         for route in ("english", "chinese"):
-            lines += _route_lines("all" if both and route == "english" else route, cv.get(route) or {})
-        lines += seen_claims.render_unseen(cv.get("seen"), _route_lines)
+            lines += route_lines(route, cv.get(route) or {})
+        lines += seen_claims.render_unseen(cv.get("seen"), route_lines)
     if report.get("forgetting"):
         lines += forgetting.render(report["forgetting"])
     held = report.get("chinese_adaptation")
