@@ -583,7 +583,7 @@ def test_english_labels_leave_chinese_pairs_with_the_bases_judge_v2(tiny_judge, 
     kept = adapt.adapt_judge(_team(few), tmp_path / "few", tmp_path / "en", quick)
     assert kept["plan"]["chinese_judge"] == "judge-v2" and "chinese_adaptation" not in kept
     assert "Chinese: too few labels to adapt judge-v2 (9 full, 12 not full; it needs at least 10 of each " \
-           "class): it stays as shipped" in kept["plan"]["reasons"]
+           "class): it stays as it is" in kept["plan"]["reasons"]
     assert ModelJudge(path=tmp_path / "few").zh == "v2"
     # a directory that names no Chinese judge (adapted before) keeps the embedding judge, signed as before
     assert ModelJudge(path=tiny_judge).zh == "embedding"

@@ -396,7 +396,7 @@ def adapt_judge(team: TeamLabels, out_dir: str | Path, base_dir: str | Path | No
     chinese = [r for r, z in zip(team.rows, chinese_of) if z]
     # a base that hands Chinese to judge-v2 (the shipped judge-v1) gives a judge that does so too: refitting
     # the embedding judge's threshold on the team's Chinese labels would move Chinese pairs to a weaker judge
-    # (CiteCheck test 0.724 against judge-v2's 0.838); judge-v2 itself is adapted with `--base judge-v2`
+    # (CiteCheck test 0.724 against judge-v2's 0.838); the Chinese labels adapt judge-v2 itself instead
     chinese_judge = (CHINESE_MODEL_NAME if not model_reads_chinese and (
         base_dir.resolve() == shipped_model_dir().resolve() or hands_chinese_to_v2(base))
         else None)
@@ -410,13 +410,7 @@ def adapt_judge(team: TeamLabels, out_dir: str | Path, base_dir: str | Path | No
         "labels": {"described_as": team.described_as, "pairs": len(team.rows), "sha256": team.content_hash(),
                    "english": class_counts([r for r, z in zip(team.rows, written_in_chinese) if not z]),
                    "chinese": class_counts([r for r, z in zip(team.rows, written_in_chinese) if z]),
-                   "routes": (f"{BOTH_LANGUAGES}: Chinese and English labels adapt it together"
-                              if model_reads_chinese else f"English labels adapt the model; Chinese ones adapt "
-                              f"{chinese_judge}, held inside the judge" if adapt_chinese else "English labels adapt "
-                              "the model; Chinese pairs stay with the adapted judge-v2 the base holds" if held_by_base
-                              else f"English labels adapt the model; Chinese pairs stay with {chinese_judge}"
-                              if chinese_judge else "English labels adapt the model, Chinese ones the embedding "
-                              "route's threshold"),
+                   "routes": _routes(model_reads_chinese, chinese_judge, adapt_chinese, held_by_base),
                    "conflicting_pairs_left_out": team.conflicts,
                    "pairs_left_out_passage_not_text": dict(team.not_text)},
         "base": {"dir": str(base_dir), "sha256": directory_sha256(base_dir)},
@@ -465,6 +459,19 @@ def adapt_judge(team: TeamLabels, out_dir: str | Path, base_dir: str | Path | No
     return report
 
 
+def _routes(model_reads_chinese: bool, chinese_judge: str | None, adapt_chinese: bool, held_by_base: bool) -> str:
+    """What each language's labels adapt, as the report says it."""
+    if model_reads_chinese:
+        return f"{BOTH_LANGUAGES}: Chinese and English labels adapt it together"
+    if adapt_chinese:
+        return f"English labels adapt the model; Chinese ones adapt {chinese_judge}, held inside the judge"
+    if held_by_base:
+        return "English labels adapt the model; Chinese pairs stay with the adapted judge-v2 the base holds"
+    if chinese_judge:
+        return f"English labels adapt the model; Chinese pairs stay with {chinese_judge}"
+    return "English labels adapt the model, Chinese ones the embedding route's threshold"
+
+
 def chinese_base_dir() -> Path:
     """judge-v2 as shipped (unpacked): the base a team's Chinese labels adapt beside a judge-v1."""
     return shipped_model_dir(CHINESE_MODEL_NAME)
@@ -472,11 +479,11 @@ def chinese_base_dir() -> Path:
 
 def _enough_for_judge_v2(chinese: Sequence[Row], plan: Plan) -> bool:
     """Whether the Chinese labels are enough to adapt judge-v2 (recalibrating it at least); if not, the plan
-    says so and judge-v2 stays as shipped."""
+    says so and judge-v2 stays as it is (the shipped one, or the adapted one the base holds)."""
     if min(class_counts(chinese).values()) >= MIN_TO_CALIBRATE:
         return True
     plan.reasons.append(f"Chinese: too few labels to adapt {CHINESE_MODEL_NAME} ({_counts(chinese)}; it needs at "
-                        f"least {MIN_TO_CALIBRATE} of each class): it stays as shipped")
+                        f"least {MIN_TO_CALIBRATE} of each class): it stays as it is")
     return False
 
 
