@@ -652,6 +652,13 @@ def test_chinese_labels_adapt_judge_v2_held_inside_the_judge(tiny_judge, tiny_ju
     assert "- English: recalibrate; Chinese: recalibrate (judge-v2-adapted, held inside the judge)" in card
     assert "Chinese pairs: judge-v2 adapted on the 40 Chinese labels (recalibrate), held inside this judge:" in card
     assert "  all      base          n=40" in card
+    from citeaudit.cli.adapt import render_text
+
+    text = render_text(report)  # what the command prints
+    assert text.splitlines()[1] == ("English: recalibrate; Chinese: recalibrate (judge-v2-adapted, held inside the "
+                                    "judge)")
+    assert "\nChinese pairs: judge-v2 adapted on the 40 Chinese labels (recalibrate), held inside this judge:\n" in text
+    assert "    Chinese    20 rows  BAcc " in text and text.endswith(f"--judge model:path={out}\n")
     # adapted again from that judge: English labels keep the judge-v2 it holds, Chinese ones adapt it further
     again = adapt.adapt_judge(_team(_rows(lang="en")), tmp_path / "again", out, quick)
     assert again["plan"]["chinese_judge"] == "judge-v2-adapted" and "chinese_adaptation" not in again
