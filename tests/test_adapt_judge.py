@@ -675,6 +675,23 @@ def test_chinese_labels_adapt_judge_v2_held_inside_the_judge(tiny_judge, tiny_ju
     assert ModelJudge(path=tmp_path / "zh").zh_judge.path == tmp_path / "zh" / "judge-v2-adapted"
 
 
+def test_a_judge_directory_is_hashed_once_per_version_of_its_files(tiny_judge, tiny_judge_v2, tmp_path, monkeypatch):
+    from citeaudit.judges import local
+
+    out = tmp_path / "j"
+    shutil.copytree(tiny_judge, out)
+    shutil.copytree(tiny_judge_v2, out / "judge-v2-adapted")
+    data = json.loads((out / "config.json").read_text())
+    (out / "config.json").write_text(json.dumps({**data, "chinese_judge": "judge-v2-adapted"}))
+    hashed = []
+    monkeypatch.setattr(local, "directory_sha256", lambda path: hashed.append(Path(path)) or directory_sha256(path))
+    first = ModelJudge(path=out).signature
+    assert ModelJudge(path=out).signature == first and sorted(hashed) == [out, out / "judge-v2-adapted"]
+    (out / "judge-v2-adapted" / "calibration.json").write_text(  # written again: a new version of its files
+        (out / "judge-v2-adapted" / "calibration.json").read_text() + "\n")
+    assert ModelJudge(path=out).signature != first and len(hashed) == 4
+
+
 def test_a_damaged_adapted_chinese_judge_is_named_before_any_work(tiny_judge, tiny_judge_v2, tmp_path):
     out = tmp_path / "j"
     shutil.copytree(tiny_judge, out)

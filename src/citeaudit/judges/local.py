@@ -56,10 +56,21 @@ def map_labels(id2label: dict[int, str], override: dict[str, Label] | None = Non
     return mapping
 
 
+_hashed: BoundedCache[tuple, str] = BoundedCache(32)
+
+
 def model_hash(path: Path) -> str:
     """SHA-256 over every file of the model directory (names and contents), hidden files and the record
-    of the claims it trained on left out (records.directory_sha256)."""
-    return directory_sha256(path)
+    of the claims it trained on left out (records.directory_sha256). Read once per version of its files
+    (names, sizes, modification times), as load_judge_dir checks a directory once: every judge built from
+    a directory signs with its hash, an adaptation builds many, and a judge-v1 holding an adapted judge-v2
+    signs with the hash of each."""
+    path = Path(path)
+    listing = tuple(sorted((str(f.relative_to(path)), stat.st_size, stat.st_mtime_ns)
+                           for f in path.rglob("*") if f.is_file() for stat in [f.stat()]))
+    key = (str(path.resolve()), listing)
+    found = _hashed.get(key)
+    return found if found is not None else _hashed.put(key, directory_sha256(path))
 
 
 class _HFBackend:
