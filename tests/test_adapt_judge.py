@@ -617,10 +617,19 @@ def test_chinese_labels_adapt_judge_v2_held_inside_the_judge(tiny_judge, tiny_ju
         write_seen(tmp_path / ("v1" if base == tiny_judge else "v2"), [claim_key(claim)], "made up")
     monkeypatch.setattr(adapt, "shipped_model_dir", lambda: v1)
     monkeypatch.setattr(adapt, "chinese_base_dir", lambda: v2)
+    for base, name in ((v1, "citeaudit judge-v1"), (v2, "citeaudit judge-v2")):  # as the shipped cards name them
+        (base / "model_card.json").write_text(json.dumps({"name": name}), encoding="utf-8")
     quick = adapt.Settings(folds=2, recalibrate_only=True, resamples=20, anchor_rows=20)
     out = tmp_path / "both"
-    report = adapt.adapt_judge(_team(_rows()), out, v1, quick)
+    stages = []
+    report = adapt.adapt_judge(_team(_rows()), out, v1, quick, progress=lambda stage, done, total: stages.append(stage))
     held = report["chinese_adaptation"]
+    # each card names its own base; a recalibrating run never says it is fine-tuning
+    assert json.loads((out / "model_card.json").read_text())["name"] == "citeaudit judge-v1, adapted"
+    assert json.loads((out / "judge-v2-adapted" / "model_card.json").read_text())["name"] == "citeaudit judge-v2, adapted"
+    assert not [s for s in stages if "fine-tuning" in s]
+    assert "fold 1/2: recalibrating: forgetting check, 100% of the adaptation" in stages
+    assert "Chinese, judge-v2: recalibrating on every pair: forgetting check, 100% of the adaptation" in stages
     assert report["plan"]["chinese_judge"] == "judge-v2-adapted"
     assert held["labels"]["pairs"] == 40 and held["plan"]["english"] == "recalibrate"  # the model's one route
     assert held["base"]["dir"] == str(v2)
@@ -921,3 +930,29 @@ def test_the_band_recorded_is_the_one_the_forgetting_check_kept(tiny_judge, monk
     state, record = adapter.adapt(_rows(40, "en"), [], "recalibrating")
     assert state.band == 0.07 and record["english"]["band"] == 0.07  # the card, the JSON and the judge agree
     assert record["english"]["band_before_the_forgetting_check"] != 0.07
+
+
+def test_remembered_windows_are_picked_again_under_each_calibration(tiny_judge, monkeypatch):
+    # an adaptation tries many calibrations on the same weights: the model runs once per request, and each
+    # calibration picks its own window from the remembered scores (pick=support), as a fresh judge would
+    from citeaudit.judges.base import Request
+    from citeaudit.judges.calibration import Calibration
+    from citeaudit.judges.model import PassageEncodedJudge
+    from citeaudit.training.judge_parts import JudgeState, make_judge
+
+    filler = " ".join(f"Section {i} of the guide covers the canteen and the parking rules." for i in range(40))
+    texts = {claim: filler[:900] + " " + claim + " " + filler[900:]
+             for claim in ("Returns are accepted within 30 days.", "The warranty lasts two years.")}
+    requests = [Request.of(claim, [SourcePassage(id="G", doc_id="G", version=None, text=text, start=0, end=len(text))])
+                for claim, text in texts.items()]
+    forward, passes = PassageEncodedJudge._forward, []
+    monkeypatch.setattr(PassageEncodedJudge, "_forward", lambda self, rows: passes.append(len(rows)) or forward(self, rows))
+    by_full = JudgeState(calibration=Calibration(weights=(1.0, 0.0), bias=0.0))  # p(full) alone
+    by_words = JudgeState(calibration=Calibration(weights=(0.0, 10.0), bias=-5.0))  # the claim's words alone
+    remembered: dict = {}
+    first = make_judge(tiny_judge, by_full, 1, remembered=remembered).judge_batch(requests)
+    ran = len(passes)
+    again = make_judge(tiny_judge, by_words, 1, remembered=remembered).judge_batch(requests)
+    assert len(passes) == ran  # no forward pass: the windows' scores were remembered
+    assert again == make_judge(tiny_judge, by_words, 1).judge_batch(requests)  # what a fresh judge picks
+    assert [j.evidence for j in again] != [j.evidence for j in first]  # and another window than p(full)'s

@@ -144,9 +144,11 @@ def test_table_defaults_are_the_constructors_defaults(table, constructor):
 @pytest.mark.parametrize("spec, rendered", [
     # unset, the band is the model directory's: the judge signs the one it uses (test_model_judge.py)
     # zh unset is auto: the judge signs whom it hands Chinese to (test_model_judge.py)
-    ("model", "|guard=on@4|plain=on@5|cal=on|zh=auto|band=auto"),
-    ("model:zh=embedding", "|guard=on@4|plain=on@5|cal=on|zh=embedding:0.9175|band=auto"),
-    ("model:guard=off,plain=off,calibration=off,zh=model,threads=2,batch=8,band=0.2",
+    ("model", "|guard=on@4|plain=on@5|pick=support|cal=on|zh=auto|band=auto"),
+    ("model:zh=embedding", "|guard=on@4|plain=on@5|pick=support|cal=on|zh=embedding:0.9175|band=auto"),
+    # pick=full signs as the judge did before it could pick a window by support
+    ("model:pick=full", "|guard=on@4|plain=on@5|cal=on|zh=auto|band=auto"),
+    ("model:guard=off,plain=off,pick=full,calibration=off,zh=model,threads=2,batch=8,band=0.2",
          "|guard=off|cal=off|zh=model|band=0.2"),
     ("embedding", "|thr=0.85|win=160"),
     ("embedding:0.9175", "|thr=0.9175|win=160"),
@@ -158,12 +160,13 @@ def test_signature_fields_are_rendered_from_the_parsed_options(spec, rendered):
 
 def test_a_calibration_asked_for_but_missing_is_signed_off():
     # without a calibration there is no p(support), so no band either
-    assert (parse_spec("model", NO_ENV).signature(calibration=False, band=0.0)
+    # nor a window picked by it: the judge signs the p(full) pick it falls back on
+    assert (parse_spec("model", NO_ENV).signature(calibration=False, band=0.0, pick="full")
             == "|guard=on@4|plain=on@5|cal=off|zh=auto|band=0")
 
 
 def test_judges_lists_the_options():
-    assert "options: path, guard, plain, short, calibration, zh, band, threads, batch" in available_judges()["model"]
+    assert "options: path, guard, plain, short, pick, calibration, zh, band, threads, batch" in available_judges()["model"]
     assert "options: thr, win" in available_judges()["embedding"]
 
 

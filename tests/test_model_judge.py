@@ -152,18 +152,29 @@ def test_long_passage_is_windowed(judge):
         assert "-> none, not full" in j.explanation or "qualifier guard" in j.explanation
 
 
-@pytest.mark.xfail(reason="known weakness, measured: in a 256-token window one supporting sentence among "
-                          "filler is diluted and a filler window scores a higher p(full)", strict=True)
 def test_long_passage_support_is_found_by_the_model_alone():
-    j = make_model_judge("threads=2,plain=off").judge("Standard items may be returned within 30 days of delivery.",
-                                                      [passage("H", long_handbook())])
-    assert j.label == "full"
+    # one supporting sentence among filler is diluted in its 256-token window: a filler window scores a higher
+    # p(full) (measured 0.59), so the window of highest p(full) (pick=full) is the wrong one; the window of
+    # highest calibrated p(support), which weighs the claim's words found in it, is the right one
+    claim, text = "Standard items may be returned within 30 days of delivery.", long_handbook()
+    by_full = make_model_judge("threads=2,plain=off,pick=full").judge(claim, [passage("H", text)])
+    assert by_full.label != "full" and SUPPORT.rstrip(".") not in text[by_full.evidence.start:by_full.evidence.end]
+    by_support = make_model_judge("threads=2,plain=off").judge(claim, [passage("H", text)])
+    assert by_support.label == "full" and SUPPORT.rstrip(".") in text[by_support.evidence.start:by_support.evidence.end]
+    assert by_support.scores["full"] < by_full.scores["full"]  # a window of lower p(full), chosen all the same
+    assert "|pick=support|" in by_support.judge and "pick=" not in by_full.judge
+    # without a calibration there is no p(support) to pick by: p(full) picks, and the signature says so
+    uncalibrated = make_model_judge("threads=2,plain=off,calibration=off")
+    assert "pick=" not in uncalibrated.signature
+    assert uncalibrated.judge(claim, [passage("H", text)]).evidence == by_full.evidence
 
 
-def test_long_passage_support_is_read_plainly(judge):
-    # where the model prefers a filler window, the plain reading finds the sentence that restates the claim
+def test_long_passage_support_is_read_plainly():
+    # where the model's window is a filler one (pick=full), the plain reading finds the sentence that restates
+    # the claim
     text = long_handbook()
-    j = judge.judge("Standard items may be returned within 30 days of delivery.", [passage("H", text)])
+    j = make_model_judge("threads=2,pick=full").judge("Standard items may be returned within 30 days of delivery.",
+                                                      [passage("H", text)])
     assert j.label == "full" and SUPPORT.rstrip(".") == text[j.evidence.start:j.evidence.end]
     assert "plain reading" in j.explanation
 

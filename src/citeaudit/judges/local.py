@@ -12,7 +12,8 @@ claim makes the label `contradicts` unless another window entails it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 
 from citeaudit.errors import JudgeSetupError, JudgeError
@@ -26,6 +27,9 @@ from citeaudit.judges.windows import Window, set_windows, window_reporter
 
 VERSION = "1"
 COUNTS_REMEMBERED = 200_000  # token counts kept per judge
+# how a request's windows are ranked when its best is chosen: (request index, window text, class scores)
+WindowRank = Callable[[int, str, dict[str, float]], float]
+ScoredWindows = list[tuple[list[Window], dict[str, float]]]  # one request's windows, each with its class scores
 
 # Class names seen in NLI and attribution checkpoints, lower-cased, "-" and " " read as "_".
 LABEL_ALIASES: dict[str, Label] = {
@@ -191,9 +195,20 @@ class CrossEncoderJudge:
     def judge(self, text: str, passages: Sequence[SourcePassage]) -> Judgment:
         return self.judge_batch([Request.of(text, passages)])[0]
 
-    def judge_batch(self, requests: Sequence[Request], evidence_texts: list[str] | None = None) -> list[Judgment]:
+    def judge_batch(self, requests: Sequence[Request], evidence_texts: list[str] | None = None,
+                    rank: WindowRank | None = None) -> list[Judgment]:
         """Judge each request; when `evidence_texts` is a list, the text of each judgment's chosen window
-        (or joined set) is appended to it, so a caller can check the evidence without re-windowing."""
+        (or joined set) is appended to it, so a caller can check the evidence without re-windowing.
+        `rank` orders a request's windows when the best one is chosen (default: p(full))."""
+        decided = [self._decide(windows, None if rank is None else partial(rank, i))
+                   for i, windows in enumerate(self.scored_windows(requests))]
+        if evidence_texts is not None:
+            evidence_texts.extend(text for _, text in decided)
+        return [j for j, _ in decided]
+
+    def scored_windows(self, requests: Sequence[Request]) -> list[ScoredWindows]:
+        """Each request's windows (or joined sets) with the model's class scores for each: the forward
+        passes, before any window is chosen."""
         pairs: list[tuple[int, list[Window], str]] = []  # (request index, windows, premise text)
         for i, request in enumerate(requests):
             budget = self.window_budget(self.count(request.text))
@@ -210,28 +225,29 @@ class CrossEncoderJudge:
             for k, row in zip(chunk, out):
                 probs[k] = row
             told(b + len(chunk), len(order))
-        return self._judged(len(requests), [(i, windows) for i, windows, _ in pairs], probs, evidence_texts)
+        return self._scored(len(requests), [(i, windows) for i, windows, _ in pairs], probs)
 
-    def _judged(self, n_requests: int, pairs: Sequence[tuple[int, list[Window]]], probs: Sequence,
-                evidence_texts: list[str] | None) -> list[Judgment]:
-        """Each request's judgment from its windows' class probabilities (pairs: request index, windows)."""
-        per_request: list[list[tuple[list[Window], dict[str, float]]]] = [[] for _ in range(n_requests)]
+    def _scored(self, n_requests: int, pairs: Sequence[tuple[int, list[Window]]], probs: Sequence) -> list[ScoredWindows]:
+        """The windows of each request with their class probabilities (pairs: request index, windows)."""
+        per_request: list[ScoredWindows] = [[] for _ in range(n_requests)]
         for (i, windows), row in zip(pairs, probs):
             scores = dict.fromkeys(LABELS, 0.0)
             for idx, p in enumerate(row):
                 scores[self.labels[idx]] += float(p)
             per_request[i].append((windows, scores))
-        decided = [self._decide(r) for r in per_request]
-        if evidence_texts is not None:
-            evidence_texts.extend(text for _, text in decided)
-        return [j for j, _ in decided]
+        return per_request
 
-    def _decide(self, windows: list[tuple[list[Window], dict[str, float]]]) -> tuple[Judgment, str]:
-        """The judgment of one request from its windows' scores, and the text of the chosen window."""
+    def _decide(self, windows: ScoredWindows,
+                rank: Callable[[str, dict[str, float]], float] | None = None) -> tuple[Judgment, str]:
+        """The judgment of one request from its windows' scores, and the text of the chosen window: the
+        one `rank` (window text, scores) puts highest, else the one of highest p(full)."""
         def top(scores: dict[str, float]) -> str:
             return max(scores, key=scores.get)
 
-        best = max(windows, key=lambda ws: ws[1]["full"])
+        if rank is None or len(windows) == 1:
+            best = max(windows, key=lambda ws: ws[1]["full"])
+        else:
+            best = max(windows, key=lambda ws: rank("\n".join(w.text for w in ws[0]), ws[1]))
         label = "full" if top(best[1]) == "full" else None
         if label is None:
             for wanted in ("contradicts", "partial"):

@@ -73,7 +73,7 @@ from citeaudit.judges.cache import BoundedCache
 from citeaudit.judges.embedding import e5_digest
 from citeaudit.judges.guard import check
 from citeaudit.judges.judge_dir import ADAPTED_CHINESE_JUDGE, CHINESE_JUDGE_KEY, JudgeDir, load_judge_dir
-from citeaudit.judges.local import CrossEncoderJudge, model_hash
+from citeaudit.judges.local import CrossEncoderJudge, ScoredWindows, WindowRank, model_hash
 from citeaudit.judges.spec import MODEL, MODEL_UNCERTAIN_BAND, ZH_EMBEDDING_THRESHOLD
 from citeaudit.judges.windows import TokenSpans, Window, set_windows, window_reporter
 
@@ -254,9 +254,9 @@ class PassageEncodedJudge(CrossEncoderJudge):
         exp = np.exp(logits - logits.max(axis=-1, keepdims=True))
         return exp / exp.sum(axis=-1, keepdims=True)
 
-    def judge_batch(self, requests: Sequence[Request], evidence_texts: list[str] | None = None) -> list[Judgment]:
+    def scored_windows(self, requests: Sequence[Request]) -> list[ScoredWindows]:
         if not self.one_encoding:
-            return super().judge_batch(requests, evidence_texts)
+            return super().scored_windows(requests)
         pairs: list[tuple[int, list[Window], str, tuple[list[int], list[int]]]] = []
         claims: dict[str, list[int]] = {}
         for i, request in enumerate(requests):
@@ -278,7 +278,7 @@ class PassageEncodedJudge(CrossEncoderJudge):
             for k, row in zip(chunk, self._forward([pairs[k][3] for k in chunk])):
                 probs[k] = row
             told(b + len(chunk), len(order))
-        return self._judged(len(requests), [(i, windows) for i, windows, _, _ in pairs], probs, evidence_texts)
+        return self._scored(len(requests), [(i, windows) for i, windows, _, _ in pairs], probs)
 
 
 class ModelJudge:
@@ -286,9 +286,9 @@ class ModelJudge:
 
     def __init__(self, path: str | Path | None = None, guard: bool = True, threads: int | None = None,
                  zh: str | None = None, batch_size: int = 1, calibrated: bool = True,
-                 band: float | None = None, plain: bool = True, short: bool = True):
+                 band: float | None = None, plain: bool = True, short: bool = True, pick: str = "support"):
         self.options = MODEL.of(path=path, guard=guard, threads=threads, zh=zh, batch_size=batch_size,
-                                calibrated=calibrated, band=band, plain=plain, short=short)  # checked: a JudgeSetupError names a bad one
+                                calibrated=calibrated, band=band, plain=plain, short=short, pick=pick)  # checked: a JudgeSetupError names a bad one
         self.judge_dir = model_dir(self.options["path"])
         self.path = self.judge_dir.path
         self.inner = PassageEncodedJudge(self.path, batch_size=self.options["batch"], threads=self.options["threads"])
@@ -320,7 +320,8 @@ class ModelJudge:
         # `sets=parts`: a set is judged with its parts (monotone), which changes what is stored
         self.signature = (f"model:{self.path.name}[{self.inner.signature}]"
                           + self.options.signature(calibration=self.calibration is not None, band=self.band,
-                                                   zh=zh_shown)
+                                                   zh=zh_shown,  # without a calibration, p(full) picks
+                                                   pick=self.options["pick"] if self.calibration is not None else "full")
                           + "|sets=parts")
 
     def _chinese_hash(self) -> str:
@@ -347,7 +348,8 @@ class ModelJudge:
                 self._zh_judge = ModelJudge(self.chinese_dir, guard=False, plain=False,
                                             threads=self.options["threads"], zh="model",
                                             batch_size=self.options["batch"],
-                                            calibrated=self.options["calibration"], band=self.options["band"])
+                                            calibrated=self.options["calibration"], band=self.options["band"],
+                                            pick=self.options["pick"])
             else:
                 from citeaudit.judges.embedding import make_embedding_judge
 
@@ -379,7 +381,8 @@ class ModelJudge:
         evidence: list[str | None] = [None] * len(requests)  # the model's chosen window, for calibration and guard
         if en:
             texts: list[str] = []
-            for i, j, text in zip(en, self.inner.judge_batch([requests[i] for i in en], texts), texts):
+            chosen = [requests[i] for i in en]
+            for i, j, text in zip(en, self.inner.judge_batch(chosen, texts, self._window_rank(chosen)), texts):
                 note = ("; the model is not validated for Chinese (its vocabulary reads most Chinese as [UNK])"
                         if chinese[i] and not self.reads_chinese else "")
                 evidence[i] = text
@@ -414,6 +417,16 @@ class ModelJudge:
             out = [j if done else self.apply_guard(r, j, text)
                    for r, j, text, done in zip(requests, out, evidence, settled)]
         return out  # type: ignore[return-value]
+
+    def _window_rank(self, requests: Sequence[Request]) -> WindowRank | None:
+        """pick=support: a request's windows ranked by calibrated p(support), which weighs the claim's words
+        found in the window beside p(full); None (p(full) alone) otherwise or without a calibration."""
+        if self.options["pick"] != "support" or self.calibration is None:
+            return None
+
+        def support(i: int, text: str, scores: dict[str, float]) -> float:
+            return self.calibration.probability(calibration.features(scores["full"], requests[i].text, text))
+        return support
 
     def calibrate(self, request: Request, judgment: Judgment, evidence: str | None = None) -> Judgment:
         """`full` iff the calibrated p(support) >= 0.5; a `full` it overrules becomes partial or none."""

@@ -67,6 +67,12 @@ MODEL = JudgeOptions("model", (
     # signed inside `zh` (judge-v2's part), where it acts; off, the judge signs as it did before it
     Option("short", switch(), True, "short Chinese pairs the plain reading leaves silent decided by the e5 "
            "cosine, not judge-v2 (judges/short_pairs.py; with the plain reading only)"),
+    # signed only when it is `support`, so that `full` signs as the judge did before the option existed (and
+    # its stored judgments stay its own)
+    Option("pick", choice("support", "full"), "support", "which window of a long passage the judgment rests "
+           "on: the one of highest calibrated p(support), or (full) the one of highest p(full), as judges signed "
+           "without `pick` chose it",
+           signed="pick", show=lambda v: v if v == "support" else None),
     Option("calibration", switch(), True, "the calibrated decision (off: the model's own argmax)",
            keyword="calibrated", signed="cal", show=_on_off),
     # an adapted judge's directory may hold its own Chinese threshold: the signature shows the one used

@@ -159,7 +159,7 @@ class Adapter:
         self.plan = plan
         self.progress = progress
         self.base = base_state(model_dir)
-        self._remembered: dict[int, tuple] = {}  # id(weights) -> (weights, their own judgments by request)
+        self._remembered: dict[int, tuple] = {}  # id(weights) -> (weights, their scored windows by request)
         self._int8: dict[int, tuple[Path, Path]] = {}  # id(weights) -> (its folder, their int8 ONNX model)
         self.question_of: dict[int, str | None] = {}  # id(row) -> its question, to keep a question together
         self.base_judge = self.judge_for(self.base)
@@ -332,7 +332,7 @@ def cross_validate(adapter: Adapter, team: TeamLabels, chinese_of: Sequence[bool
         train_ix = [i for i, k in enumerate(folds) if k != f]
         en_train = [rows[i] for i in train_ix if not chinese_of[i]]
         zh_train = [rows[i] for i in train_ix if chinese_of[i]]
-        state, record = adapter.adapt(en_train, zh_train, f"fold {f + 1}/{s.folds}: fine-tuning")
+        state, record = adapter.adapt(en_train, zh_train, f"fold {f + 1}/{s.folds}: {_doing(adapter.plan)}")
         kept.append((record.get("forgetting") or {}).get("kept"))
         test = [rows[i] for i in test_ix]
         for i, j in zip(test_ix, adapter.judged(state, test, f"fold {f + 1}/{s.folds}: judging")):
@@ -413,7 +413,7 @@ def adapt_judge(team: TeamLabels, out_dir: str | Path, base_dir: str | Path | No
                    "routes": _routes(model_reads_chinese, chinese_judge, adapt_chinese, held_by_base),
                    "conflicting_pairs_left_out": team.conflicts,
                    "pairs_left_out_passage_not_text": dict(team.not_text)},
-        "base": {"dir": str(base_dir), "sha256": directory_sha256(base_dir)},
+        "base": {"dir": str(base_dir), "sha256": directory_sha256(base_dir), "name": _adapted_name(base)},
         "plan": {"english": plan.english, "chinese": plan.chinese, "reasons": plan.reasons,
                  **({"chinese_judge": chinese_judge} if chinese_judge else {})},
         "settings": {k: v for k, v in vars(settings).items() if k != "threads"},
@@ -443,7 +443,7 @@ def adapt_judge(team: TeamLabels, out_dir: str | Path, base_dir: str | Path | No
         adapter.question_of = {id(r): q for r, q in zip(team.rows, team.questions)}
         if settings.folds >= 2 and (plan.english or plan.chinese):
             report["cross_validation"] = cross_validate(adapter, team, chinese_of)
-        state, record = adapter.adapt(english, [] if adapt_chinese else chinese, "fine-tuning on every pair")
+        state, record = adapter.adapt(english, [] if adapt_chinese else chinese, f"{_doing(plan)} on every pair")
         if "forgetting" in record:
             report["forgetting"] = record.pop("forgetting")
         report["adaptation"] = record
@@ -457,6 +457,17 @@ def adapt_judge(team: TeamLabels, out_dir: str | Path, base_dir: str | Path | No
     progress("writing the judge", 1, 1)
     report["seconds_by_stage"] = {stage: round(s, 1) for stage, s in seconds.items()}
     return report
+
+
+def _doing(plan: Plan) -> str:
+    """What a run does to the English judge, as its progress lines say it."""
+    return "fine-tuning" if plan.english == "fine-tune" else "recalibrating"
+
+
+def _adapted_name(base) -> str:
+    """The adapted judge's name: its base's (from the base's card), adapted; once, however often it is."""
+    name = str((base.card or {}).get("name") or "citeaudit model judge")
+    return name if name.endswith(", adapted") else f"{name}, adapted"
 
 
 def _routes(model_reads_chinese: bool, chinese_judge: str | None, adapt_chinese: bool, held_by_base: bool) -> str:

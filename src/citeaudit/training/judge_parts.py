@@ -66,7 +66,8 @@ def make_judge(model_dir: Path, state: JudgeState, threads: int | None, calibrat
     will run them: `int8_of(weights)` gives them exported and quantised to int8 ONNX (adapted_dir.export_int8);
     without it, in fp32 and batched. Run in fp32, an adaptation on 600 ExpertQA claims lost 0.005 on the
     English dev rows, where the int8 judge written from the same weights lost 0.026. `remembered` keeps
-    the model's own judgments (before calibration and guard) by request, for judges that share the weights.
+    the model's scored windows by request (before any window is chosen, calibrated or guarded), for judges
+    that share the weights.
     `chinese_dir`: the adapted judge-v2 the written judge will hold, where it holds one."""
     # Chinese pairs go where the adapted judge will send them: judge-v2 where it keeps its base's (`chinese_judge`)
     judge = ModelJudge(path=model_dir, guard=True, threads=threads, calibrated=False, band=0.0,
@@ -95,22 +96,19 @@ def make_judge(model_dir: Path, state: JudgeState, threads: int | None, calibrat
 
 
 def _remember(inner, remembered: dict) -> None:
-    """Let `inner.judge_batch` answer from `remembered` (request -> (judgment, window text)), judging
-    only what it has not seen: calibration, band and guard vary far more often than weights."""
-    judge_batch = inner.judge_batch
+    """Let `inner.scored_windows` answer from `remembered` (request -> its scored windows), running the model
+    only on what it has not seen: calibration, band and guard vary far more often than weights (and with
+    the calibration, which window a judgment rests on under pick=support)."""
+    scored_windows = inner.scored_windows
 
-    def remembering(requests, evidence_texts=None):
+    def remembering(requests):
         todo = [r for r in dict.fromkeys(requests) if r not in remembered]
         if todo:
-            texts: list[str] = []
-            for r, j, t in zip(todo, judge_batch(todo, texts), texts):
-                remembered[r] = (j, t)
-        found = [remembered[r] for r in requests]
-        if evidence_texts is not None:
-            evidence_texts.extend(t for _, t in found)
-        return [j for j, _ in found]
+            for r, windows in zip(todo, scored_windows(todo)):
+                remembered[r] = windows
+        return [remembered[r] for r in requests]
 
-    inner.judge_batch = remembering
+    inner.scored_windows = remembering
 
 
 def _torch_forward(model):
