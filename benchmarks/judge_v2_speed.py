@@ -12,7 +12,8 @@ Every round builds each judge afresh (nothing remembered), lets it judge one pai
 of each language outside the timed set (so that loading its models, once per process, is not counted
 as the cost of a pair; `--cold` counts it), then times the English pairs and the Chinese pairs, each
 language in one call as a run judges them; the order of the judges and of the languages flips each
-round.
+round. A language with too few pairs of --tokens tokens in the dev rows (Chinese dev passages are
+shorter than 400) is left out, and the output says so.
 Prints, per judge, the median seconds per pair in each language and their ratio (Chinese / English),
 the same ratio for the fastest round of each language, and each judge's English seconds against the
 first judge's.
@@ -27,6 +28,8 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+
+NAMES = {"en": "English", "zh": "Chinese"}
 
 
 def pairs(lang: str, n: int, tokens: int):
@@ -82,32 +85,42 @@ def main() -> None:
     specs = args.judge or ["model"]
     data = {lang: short_pairs(lang, args.pairs) if args.short else pairs(lang, args.pairs, args.tokens)
             for lang in ("en", "zh")}
+    for lang in [lang for lang, found in data.items() if len(found) < 2]:  # a pair to warm on and one to time
+        print(f"too few {NAMES[lang]} pairs" + ("" if args.short else f" of {args.tokens} tokens in the dev rows")
+              + f": timed without {NAMES[lang]}")
+        del data[lang]
+    if not data:
+        raise SystemExit("nothing to time: no language has two pairs")
+    languages = list(data)
     warm = {lang: pairs[-1] for lang, pairs in data.items()}
     data = {lang: pairs[:-1] for lang, pairs in data.items()}
-    print(f"{len(data['en'])} English and {len(data['zh'])} Chinese pairs"
+    print(" and ".join(f"{len(data[lang])} {NAMES[lang]}" for lang in languages) + " pairs"
           + (" of the plain sets, as written" if args.short else f" of {args.tokens} tokens each")
           + ("; loading counted" if args.cold else "; each judge warmed on one pair first"))
-    seconds: dict[str, dict[str, list[float]]] = {s: {"en": [], "zh": []} for s in specs}
+    seconds: dict[str, dict[str, list[float]]] = {s: {lang: [] for lang in languages} for s in specs}
     for round_ in range(args.rounds):
         for spec in specs if round_ % 2 == 0 else list(reversed(specs)):
             judge = build_judge(parse_judge(f"{spec}{',' if ':' in spec else ':'}threads={args.threads}"))
             if not args.cold:
-                judge.judge_batch([warm["en"]])
-                judge.judge_batch([warm["zh"]])
-            for lang in ("en", "zh") if round_ % 2 == 0 else ("zh", "en"):
+                for lang in languages:
+                    judge.judge_batch([warm[lang]])
+            for lang in languages if round_ % 2 == 0 else list(reversed(languages)):
                 plain.forget()  # every round reads its passages as new text, as a run reads new answers
                 started = time.perf_counter()
                 judge.judge_batch(data[lang])
                 seconds[spec][lang].append((time.perf_counter() - started) / len(data[lang]))
     # the median says what a round costs on this machine as it is; the minimum, what it costs when nothing
     # else takes the cores (a shared machine only ever adds time)
-    first = statistics.median(seconds[specs[0]]["en"])
+    base = languages[0]
+    first = statistics.median(seconds[specs[0]][base])
     for spec in specs:
-        en, zh = (statistics.median(seconds[spec][lang]) for lang in ("en", "zh"))
-        en_min, zh_min = (min(seconds[spec][lang]) for lang in ("en", "zh"))
-        print(f"{spec:22} English {en * 1000:7.1f} ms/pair  Chinese {zh * 1000:7.1f} ms/pair  "
-              f"Chinese/English {zh / en:5.2f}x (fastest rounds {zh_min / en_min:5.2f}x)  "
-              f"English/first judge's English {en / first:5.2f}x")
+        median = {lang: statistics.median(seconds[spec][lang]) for lang in languages}
+        line = f"{spec:22} " + "  ".join(f"{NAMES[lang]} {median[lang] * 1000:7.1f} ms/pair" for lang in languages)
+        if len(languages) == 2:
+            en_min, zh_min = (min(seconds[spec][lang]) for lang in ("en", "zh"))
+            line += (f"  Chinese/English {median['zh'] / median['en']:5.2f}x "
+                     f"(fastest rounds {zh_min / en_min:5.2f}x)")
+        print(line + f"  {NAMES[base]}/first judge's {NAMES[base]} {median[base] / first:5.2f}x")
 
 if __name__ == "__main__":
     main()

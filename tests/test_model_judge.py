@@ -162,6 +162,8 @@ def test_long_passage_support_is_found_by_the_model_alone():
     by_support = make_model_judge("threads=2,plain=off").judge(claim, [passage("H", text)])
     assert by_support.label == "full" and SUPPORT.rstrip(".") in text[by_support.evidence.start:by_support.evidence.end]
     assert by_support.scores["full"] < by_full.scores["full"]  # a window of lower p(full), chosen all the same
+    other = f"H[{by_full.evidence.start}:{by_full.evidence.end}] (p(full)={by_full.scores['full']:.3f})"
+    assert f"picked by calibrated p(support) over the window of highest p(full), {other}" in by_support.explanation
     assert "|pick=support|" in by_support.judge and "pick=" not in by_full.judge
     # without a calibration there is no p(support) to pick by: p(full) picks, and the signature says so
     uncalibrated = make_model_judge("threads=2,plain=off,calibration=off")

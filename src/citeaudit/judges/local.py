@@ -244,10 +244,10 @@ class CrossEncoderJudge:
         def top(scores: dict[str, float]) -> str:
             return max(scores, key=scores.get)
 
-        if rank is None or len(windows) == 1:
-            best = max(windows, key=lambda ws: ws[1]["full"])
-        else:
+        by_full = best = max(windows, key=lambda ws: ws[1]["full"])
+        if rank is not None and len(windows) > 1:
             best = max(windows, key=lambda ws: rank("\n".join(w.text for w in ws[0]), ws[1]))
+        ranked = best
         label = "full" if top(best[1]) == "full" else None
         if label is None:
             for wanted in ("contradicts", "partial"):
@@ -261,6 +261,10 @@ class CrossEncoderJudge:
         cut = any(w.cut for ws, _ in windows for w in ws)
         explanation = (f"best of {len(windows)} window(s): {span.passage}[{span.start}:{span.end}], "
                        f"p(full)={scores['full']:.3f}" + ("; a sentence longer than the model's window was cut" if cut else ""))
+        if best is ranked is not by_full:
+            other = by_full[0][0]
+            explanation += (f"; picked by calibrated p(support) over the window of highest p(full), "
+                            f"{other.passage}[{other.start}:{other.end}] (p(full)={by_full[1]['full']:.3f})")
         judgment = Judgment(label=label, judge=self.signature, explanation=explanation,
                             evidence=Evidence(passage=span.passage, start=span.start, end=span.end),
                             scores={k: round(v, 6) for k, v in scores.items()})
