@@ -190,10 +190,13 @@ def test_a_run_log_whose_judge_cannot_be_made_says_so_and_replays(unsure, tmp_pa
      ["model:guard=off,plain=off,calibration=off,zh=model,band=0.2"]),
     # Chinese by the embedding judge, no plain reading: what a bare `model` meant before judge-v2
     ("model:judge-v1[onnx:judge-v1@1#61a8|max=256]|guard=on@2|cal=on|zh=embedding:0.9175|band=0.13",
-     ["model:plain=off,zh=embedding,band=0.13"]),
+     ["model:plain=off,pick=full,zh=embedding,band=0.13"]),
     ("model:judge-v1[onnx:judge-v1@1#61a8|max=256]|guard=on@4|plain=on@1|cal=on|zh=judge-v2#cdb7d1dfca78|band=0.13",
-     ["model:short=off,band=0.13"]),
+     ["model:short=off,pick=full,band=0.13"]),
+    # before the calibration picked a long passage's window
     ("model:judge-v1[onnx:judge-v1@1#61a8|max=256]|guard=on@4|plain=on@5|cal=on|"
+     "zh=judge-v2#cdb7d1dfca78+short=e5#1571fc982750@2|band=0.13", ["model:pick=full,band=0.13"]),
+    ("model:judge-v1[onnx:judge-v1@1#61a8|max=256]|guard=on@4|plain=on@5|pick=support|cal=on|"
      "zh=judge-v2#cdb7d1dfca78+short=e5#1571fc982750@2|band=0.13", ["model:band=0.13"]),
     ("model:elsewhere[onnx:elsewhere@1#61a8]|guard=on@2", []),  # a model directory that is not here
     ("embedding@1#abc|model=e5|thr=0.9|win=160", ["embedding:thr=0.9,win=160"]),

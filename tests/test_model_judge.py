@@ -171,6 +171,19 @@ def test_long_passage_support_is_found_by_the_model_alone():
     assert uncalibrated.judge(claim, [passage("H", text)]).evidence == by_full.evidence
 
 
+
+def test_a_run_judged_before_the_window_was_picked_by_support_is_rebuilt_as_it_judged():
+    # a run log of the judge before `pick` (its signature has none) is judged again by that judge, not today's
+    from citeaudit.desk.rebuild import candidate_specs
+
+    today = make_model_judge("threads=2")
+    before = make_model_judge("threads=2,pick=full")
+    assert before.signature == today.signature.replace("|pick=support|", "|") != today.signature
+    for judge in (before, today):
+        (spec,) = candidate_specs(judge.signature)
+        assert make_model_judge(spec).signature == judge.signature
+
+
 def test_long_passage_support_is_read_plainly():
     # where the model's window is a filler one (pick=full), the plain reading finds the sentence that restates
     # the claim

@@ -225,9 +225,9 @@ def test_a_run_judged_before_the_plain_reading_is_rebuilt_without_it():
 
     old = ("model:judge-v1[onnx:judge-v1@1#61a844ac4e8c|max=256|map=full=full]|guard=on@4|cal=on|"
            "zh=embedding:0.9175|band=0.13|sets=parts")
-    assert candidate_specs(old) == ["model:plain=off,zh=embedding,band=0.13"]
+    assert candidate_specs(old) == ["model:plain=off,pick=full,zh=embedding,band=0.13"]
     now = old.replace("|guard=on@4|", "|guard=on@4|plain=on@1|")
-    assert candidate_specs(now) == ["model:zh=embedding,band=0.13"]
+    assert candidate_specs(now) == ["model:pick=full,zh=embedding,band=0.13"]
 
 
 # --- what it is made of ------------------------------------------------------------------------------------

@@ -51,6 +51,8 @@ def candidate_specs(signature: str) -> list[str]:
             options.append("short=off")  # before the e5 cosine decided short Chinese pairs
         if fields.get("cal") == "off":
             options.append("calibration=off")
+        elif fields.get("pick") != "support":  # before the calibration picked the window, or with pick=full
+            options.append("pick=full")
         if fields.get("zh") == "model":
             options.append("zh=model")
         elif fields.get("zh", "").startswith("embedding"):  # the default before judge-v2 judged Chinese
