@@ -78,7 +78,8 @@ def export_int8(model, base_dir: Path, dest: Path, work: Path) -> Path:
 
 def _write_card(work: Path, report: dict, files: dict[str, str]) -> None:
     """The card, with the hashes of the files the judge reads: loading checks them (judges/judge_dir.py)."""
-    card = {"name": report["base"].get("name", "citeaudit model judge, adapted"), "adapted_from": report["base"], "labels": report["labels"],
+    card = {"name": report["base"].get("name", "citeaudit model judge, adapted"), "adapted_from": report["base"],
+            "labels": report["labels"],
             "plan": report["plan"], "settings": report["settings"], "adaptation": report.get("adaptation"),
             "cross_validation": report.get("cross_validation"), "forgetting": report.get("forgetting"),
             **({"chinese_adaptation": report["chinese_adaptation"]} if report.get("chinese_adaptation") else {}),
