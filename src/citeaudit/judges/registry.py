@@ -89,7 +89,8 @@ def _model_dir(options: Options) -> None:
     model_dir(options["path"])
 
 
-@_kind("model", "the shipped offline judge (int8 MiniLM cross-encoder + qualifier guard): model[:OPTION=VALUE,...]",
+@_kind("model", "the shipped offline judge (int8 cross-encoders, judge-v1 for English and judge-v2 for Chinese, "
+       "calibrated, with the plain reading and the qualifier guard): model[:OPTION=VALUE,...]",
        MODEL, can_be_unsure=True, check=_model_dir)
 def _model(spec: JudgeSpec, cases: Sequence[ResolvedCase]) -> Judge:
     from citeaudit.judges.model import ModelJudge
