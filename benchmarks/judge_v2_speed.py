@@ -12,8 +12,8 @@ Every round builds each judge afresh (nothing remembered), lets it judge one pai
 of each language outside the timed set (so that loading its models, once per process, is not counted
 as the cost of a pair; `--cold` counts it), then times the English pairs and the Chinese pairs, each
 language in one call as a run judges them; the order of the judges and of the languages flips each
-round. A language with too few pairs of --tokens tokens in the dev rows (Chinese dev passages are
-shorter than 400) is left out, and the output says so.
+round. A language with fewer than two pairs of --tokens tokens in the dev rows (Chinese at 400: its dev
+passages are short) is left out, and the output says so.
 Prints, per judge, the median seconds per pair in each language and their ratio (Chinese / English),
 the same ratio for the fastest round of each language, and each judge's English seconds against the
 first judge's.
