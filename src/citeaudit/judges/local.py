@@ -13,7 +13,7 @@ claim makes the label `contradicts` unless another window entails it.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from functools import partial
+from dataclasses import dataclass
 from pathlib import Path
 
 from citeaudit.errors import JudgeSetupError, JudgeError
@@ -27,9 +27,16 @@ from citeaudit.judges.windows import Window, set_windows, window_reporter
 
 VERSION = "1"
 COUNTS_REMEMBERED = 200_000  # token counts kept per judge
-# how a request's windows are ranked when its best is chosen: (request index, window text, class scores)
-WindowRank = Callable[[int, str, dict[str, float]], float]
 ScoredWindows = list[tuple[list[Window], dict[str, float]]]  # one request's windows, each with its class scores
+
+
+@dataclass(frozen=True)
+class WindowRank:
+    """How a request's windows are ranked when its best is chosen: `score(request index, window text, class
+    scores)`, and what it is called in the explanation when it picks another window than p(full) would."""
+
+    name: str
+    score: Callable[[int, str, dict[str, float]], float]
 
 # Class names seen in NLI and attribution checkpoints, lower-cased, "-" and " " read as "_".
 LABEL_ALIASES: dict[str, Label] = {
@@ -200,8 +207,7 @@ class CrossEncoderJudge:
         """Judge each request; when `evidence_texts` is a list, the text of each judgment's chosen window
         (or joined set) is appended to it, so a caller can check the evidence without re-windowing.
         `rank` orders a request's windows when the best one is chosen (default: p(full))."""
-        decided = [self._decide(windows, None if rank is None else partial(rank, i))
-                   for i, windows in enumerate(self.scored_windows(requests))]
+        decided = [self._decide(windows, rank, i) for i, windows in enumerate(self.scored_windows(requests))]
         if evidence_texts is not None:
             evidence_texts.extend(text for _, text in decided)
         return [j for j, _ in decided]
@@ -237,16 +243,15 @@ class CrossEncoderJudge:
             per_request[i].append((windows, scores))
         return per_request
 
-    def _decide(self, windows: ScoredWindows,
-                rank: Callable[[str, dict[str, float]], float] | None = None) -> tuple[Judgment, str]:
-        """The judgment of one request from its windows' scores, and the text of the chosen window: the
-        one `rank` (window text, scores) puts highest, else the one of highest p(full)."""
+    def _decide(self, windows: ScoredWindows, rank: WindowRank | None = None, request: int = 0) -> tuple[Judgment, str]:
+        """The judgment of one request (its index `request`) from its windows' scores, and the text of the
+        chosen window: the one `rank` puts highest, else the one of highest p(full)."""
         def top(scores: dict[str, float]) -> str:
             return max(scores, key=scores.get)
 
         by_full = best = max(windows, key=lambda ws: ws[1]["full"])
         if rank is not None and len(windows) > 1:
-            best = max(windows, key=lambda ws: rank("\n".join(w.text for w in ws[0]), ws[1]))
+            best = max(windows, key=lambda ws: rank.score(request, "\n".join(w.text for w in ws[0]), ws[1]))
         ranked = best
         label = "full" if top(best[1]) == "full" else None
         if label is None:
@@ -263,7 +268,7 @@ class CrossEncoderJudge:
                        f"p(full)={scores['full']:.3f}" + ("; a sentence longer than the model's window was cut" if cut else ""))
         if best is ranked is not by_full:
             other = by_full[0][0]
-            explanation += (f"; picked by calibrated p(support) over the window of highest p(full), "
+            explanation += (f"; picked by {rank.name} over the window of highest p(full), "
                             f"{other.passage}[{other.start}:{other.end}] (p(full)={by_full[1]['full']:.3f})")
         judgment = Judgment(label=label, judge=self.signature, explanation=explanation,
                             evidence=Evidence(passage=span.passage, start=span.start, end=span.end),

@@ -426,7 +426,7 @@ class ModelJudge:
 
         def support(i: int, text: str, scores: dict[str, float]) -> float:
             return self.calibration.probability(calibration.features(scores["full"], requests[i].text, text))
-        return support
+        return WindowRank("calibrated p(support)", support)
 
     def calibrate(self, request: Request, judgment: Judgment, evidence: str | None = None) -> Judgment:
         """`full` iff the calibrated p(support) >= 0.5; a `full` it overrules becomes partial or none."""

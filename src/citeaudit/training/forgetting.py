@@ -70,9 +70,10 @@ def anchor_rows(limit: int | None = None, exclude: Sequence[str] = (), languages
 def loss(rows: Sequence[Row], base: Sequence[Judgment], adapted: Sequence[Judgment], resamples: int,
          seed: int, by_groups: bool = True, groups: Sequence[int] | None = None) -> dict[str, Any]:
     """Rows, base and adapted balanced accuracy, and the loss (base minus adapted) with its paired bootstrap
-    interval; over all rows, then `by_language` and `by_source` (shown, not deciding). The interval draws whole groups of rows that share a
-    claim or a passage (`groups`, else validation.row_groups), or single rows when not `by_groups`; each
-    figure's `resampling` says which (stats.drawing). Only the loss itself decides the check."""
+    interval; over all rows, then `by_language` and `by_source` (shown, not deciding). The interval draws
+    whole groups of rows that share a claim or a passage (`groups`, else validation.row_groups), or single
+    rows when not `by_groups`; each figure's `resampling` says which (stats.drawing). Only the loss itself
+    decides the check."""
     if by_groups and groups is None:
         groups = row_groups(rows)
 
