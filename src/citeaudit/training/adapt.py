@@ -431,7 +431,7 @@ def adapt_judge(team: TeamLabels, out_dir: str | Path, base_dir: str | Path | No
             held_chinese, report["chinese_adaptation"] = _adapt_judge_v2(
                 team, chinese_of, work, base_dir / ADAPTED_CHINESE_JUDGE if held_by_base else chinese_base_dir(),
                 settings, progress)
-            team = _only(team, [not z for z in chinese_of])  # the rest of the report is of the English labels
+            team = team.only([not z for z in chinese_of])  # the rest of the report is of the English labels
             chinese_of = [False] * len(team.rows)
         elif held_by_base:
             held_chinese = work / ADAPTED_CHINESE_JUDGE
@@ -498,18 +498,12 @@ def _enough_for_judge_v2(chinese: Sequence[Row], plan: Plan) -> bool:
     return False
 
 
-def _only(team: TeamLabels, keep: Sequence[bool], described_as: str | None = None) -> TeamLabels:
-    """The team's labels whose `keep` is true, described as the whole were unless told otherwise."""
-    return TeamLabels([r for r, k in zip(team.rows, keep) if k], [q for q, k in zip(team.questions, keep) if k],
-                      described_as or team.described_as, team.conflicts, team.not_text)
-
-
 def _adapt_judge_v2(team: TeamLabels, chinese_of: Sequence[bool], work: Path, base: Path, settings: Settings,
                     progress: Progress) -> tuple[Path, dict[str, Any]]:
     """judge-v2 (`base`: the shipped one, or the adapted one a base judge holds) adapted on the team's
     Chinese labels, as `adapt-judge --base judge-v2` adapts it, its forgetting check on the Chinese dev rows
     only (judge-v1 judges the English ones); written into `work`, with its report."""
-    chinese = _only(team, chinese_of, f"{team.described_as}, its Chinese pairs")
+    chinese = team.only(chinese_of, f"{team.described_as}, its Chinese pairs")
     folder = work / ADAPTED_CHINESE_JUDGE
     report = adapt_judge(chinese, folder, base, replace(settings, check_languages=("zh",)),
                          lambda stage, done, total: progress(f"Chinese, {CHINESE_MODEL_NAME}: {stage}", done, total))

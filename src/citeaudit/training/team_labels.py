@@ -34,6 +34,11 @@ class TeamLabels:
                        for r in self.rows)
         return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
 
+    def only(self, keep: Sequence[bool], described_as: str | None = None) -> TeamLabels:
+        """The pairs whose `keep` is true, described as the whole were unless told otherwise."""
+        return TeamLabels([r for r, k in zip(self.rows, keep) if k], [q for q, k in zip(self.questions, keep) if k],
+                          described_as or self.described_as, self.conflicts, self.not_text)
+
 
 def rows_of_cases(cases) -> tuple[list[Row], list[str]]:
     """The curated labels of cases as labelled rows (their passages resolved), each with its case id."""
