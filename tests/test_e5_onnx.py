@@ -110,3 +110,14 @@ def test_without_onnx_the_engine_says_which_extra_brings_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "onnx", None)  # an import of it fails
     with pytest.raises(MissingExtra, match=r"needs onnx, which is not installed: pip install 'citeaudit\[model\]'"):
         OnnxE5Encoder()
+
+
+def test_an_onnxruntime_that_cannot_run_the_graph_is_named(monkeypatch):
+    import onnxruntime
+
+    def refuse(*args, **kwargs):
+        raise RuntimeError("Could not find an implementation for MatMulNBits(1) node")
+
+    monkeypatch.setattr(onnxruntime, "InferenceSession", refuse)
+    with pytest.raises(JudgeSetupError, match=r"onnxruntime .* cannot run the onnxruntime engine .*1\.20 or later.*MatMulNBits"):
+        OnnxE5Encoder()

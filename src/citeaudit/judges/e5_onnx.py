@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from citeaudit.e5_file import Q4_BLOCK, available_cpus, dequantise, e5_digest, e5_file, e5_tokenizer, read_e5
+from citeaudit.errors import JudgeSetupError
 from citeaudit.extras import require
 
 if TYPE_CHECKING:
@@ -59,8 +60,12 @@ class OnnxE5Encoder:
         options.intra_op_num_threads = 1  # one pass a CPU instead (above)
         options.inter_op_num_threads = 1
         options.log_severity_level = 3
-        self._session = ort.InferenceSession(graph(e5).SerializeToString(), options,
-                                             providers=["CPUExecutionProvider"])
+        model = graph(e5).SerializeToString()
+        try:
+            self._session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime's own error types (an old release without MatMulNBits)
+            raise JudgeSetupError(f"onnxruntime {ort.__version__} cannot run {WHAT} (it needs 1.20 or later): "
+                                  f"{exc}") from None
 
     def query(self, texts: list[str]):
         return self._encode(list(texts), is_query=True)
