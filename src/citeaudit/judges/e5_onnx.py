@@ -25,7 +25,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from citeaudit.e5_file import Q4_BLOCK, available_cpus, dequantise, e5_digest, e5_file, e5_tokenizer, read_e5
+from citeaudit.e5_file import (
+    Q4_BLOCK, available_cpus, dequantise, e5_digest, e5_file, e5_tokenizer, nibbles, read_e5,
+)
 from citeaudit.errors import JudgeSetupError
 from citeaudit.extras import require
 
@@ -140,8 +142,8 @@ def graph(e5: E5File) -> Any:
 
     def linear(x: str, name: str) -> str:
         blocks = e5.blocks(f"{name}.w")
-        nibbles = np.concatenate([blocks["qs"] & 0x0F, blocks["qs"] >> 4], axis=-1)  # weights 0..31 of a block
-        packed = (nibbles[..., 0::2] | nibbles[..., 1::2] << 4).astype(np.uint8)
+        weights_in_order = nibbles(blocks)
+        packed = (weights_in_order[..., 0::2] | weights_in_order[..., 1::2] << 4).astype(np.uint8)
         product = node("MatMulNBits", [x, weight(f"{name}.w", packed),
                                        weight(f"{name}.scale", blocks["d"].astype(np.float32).reshape(-1))],
                        f"{name}.product", K=blocks.shape[1] * Q4_BLOCK, N=blocks.shape[0], bits=4,
