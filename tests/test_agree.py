@@ -318,10 +318,10 @@ def test_intervals_draw_pairs_that_share_a_passage_together(tmp_path, runner):
     text = runner.invoke(main, ["agree", str(out), "--labels", labels, "--resamples", "50"]).output
     assert text.endswith("intervals: bootstrap 95 % (percentile, 50 resamples, seed 0), drawing whole groups of "
                          "pairs that share a claim or a passage: 12 groups, the largest 2 pairs\n")
-    # the labels of four passages only: 4 groups, too few to draw whole, so the 8 pairs one by one
+    # the labels of four passages only: 4 groups, too few to draw whole: a jackknife beside the pairs one by one
     few = _write_jsonl(tmp_path / "few.jsonl", [_row(f"h{i}", f"Claim {i} holds.", p, label)
                                                 for i, (p, label) in enumerate(zip(cited, human)) if i < 8])
-    assert found(few)["resampling"] == {"by": "pairs", "units": 8, "groups": 4, "largest": 2}
+    assert found(few)["resampling"] == {"by": "jackknife", "units": 4, "largest": 2}
 
 
 def test_cli_json_and_the_same_seed_gives_the_same_intervals(run, labels, runner):

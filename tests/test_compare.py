@@ -159,7 +159,7 @@ def test_label_agreement_intervals_draw_the_claims_of_an_answer_together():
     assert (f"intervals: bootstrap, drawing whole groups of claims that share an answer: 24 groups, the largest "
             f"{max(claims_per_answer)} claims") in text
     few = compare(_log(copied_run(3)), _log(copied_run(3))).agreement
-    assert few["resampling"] == {"by": "claims", "units": few["n"], "groups": 9, "largest": max(claims_per_answer)}
+    assert few["resampling"] == {"by": "jackknife", "units": 9, "largest": max(claims_per_answer)}
 
 
 def _left_unsure(data: dict, system: str, claims: tuple[int, ...], full: tuple[int, ...] = ()) -> dict:

@@ -131,13 +131,58 @@ def test_paired_balanced_accuracy_difference_hand_computed():
     # one class only: each judge's recall of it, 1/2 and 1
     assert paired_balanced_accuracy_difference([T, T], [T, F], [T, T], resamples=0) == (pytest.approx(0.5), None)
     assert paired_balanced_accuracy_difference([], [], []) == (None, None)
-    # groups: items sharing nothing draw as before; each item twice over, the copies one group, draws as
-    # the items alone
-    assert paired_balanced_accuracy_difference(gold, a, b, resamples=300, seed=2, groups=[5, 6, 7, 8]) == (
-        difference, (lo, hi))
-    twice = [x for x in zip(gold, a, b) for _ in range(2)]
+    # groups: items sharing nothing draw as before (ten or more of them); each item twice over, the copies
+    # one group, draws as the items alone
+    gold12, a12, b12 = gold * 3, a * 3, b * 3
+    alone = paired_balanced_accuracy_difference(gold12, a12, b12, resamples=300, seed=2)
+    assert paired_balanced_accuracy_difference(gold12, a12, b12, resamples=300, seed=2,
+                                               groups=[5 + i for i in range(12)]) == alone
+    twice = [x for x in zip(gold12, a12, b12) for _ in range(2)]
     assert paired_balanced_accuracy_difference(*zip(*twice), resamples=300, seed=2,
-                                               groups=[i // 2 for i in range(8)]) == (pytest.approx(0.25), (lo, hi))
+                                               groups=[i // 2 for i in range(24)]) == (pytest.approx(0.25), alone[1])
+
+
+def test_fewer_than_ten_groups_leave_each_out_in_turn():
+    import numpy as np
+
+    from citeaudit.stats import jackknife_interval, paired_balanced_accuracy_difference, t_quantile
+
+    # Student's t, 97.5 % point, against the printed tables
+    for df, table in ((1, 12.706), (2, 4.303), (4, 2.776), (9, 2.262), (30, 2.042)):
+        assert t_quantile(0.975, df) == pytest.approx(table, abs=5e-4)
+    with pytest.raises(ValueError, match="0.5 < p < 1"):
+        t_quantile(0.4, 3)
+    # three groups of a 0/1 figure: the mean with each group left out, by hand
+    values = np.array([1, 1, 0, 1, 0, 0, 1, 1, 1], dtype=float)
+    groups = [0, 0, 0, 1, 1, 1, 2, 2, 2]
+    left_out = [np.mean(values[3:]), np.mean(np.r_[values[:3], values[6:]]), np.mean(values[:6])]  # .5, .833, .5
+    error = np.sqrt(2 / 3 * np.sum((np.array(left_out) - np.mean(left_out)) ** 2))
+    estimate = values.mean()
+    expected = (estimate - 4.303 * error, estimate + 4.303 * error)
+    jackknife = bootstrap_interval(lambda ix: float(values[ix].mean()), 9, resamples=300, groups=groups)
+    # the span of it and of the items drawn one by one (two or three groups can happen to agree)
+    apart = bootstrap_interval(lambda ix: float(values[ix].mean()), 9, resamples=300)
+    assert jackknife == pytest.approx((min(expected[0], apart[0]), max(expected[1], apart[1])), abs=1e-3)
+    assert jackknife[0] < apart[0] and jackknife[1] > apart[1]  # here the jackknife is the wider
+    # clipped to what the figure can take; a group left out where the figure is undefined is dropped
+    assert jackknife_interval(estimate, left_out, bounds=(0.0, 1.0)) == pytest.approx(
+        (max(0.0, expected[0]), min(1.0, expected[1])), abs=1e-3)
+    assert jackknife_interval(0.5, [0.4, None, float("nan"), 0.6]) == pytest.approx(
+        (0.5 - 12.706 * 0.1, 0.5 + 12.706 * 0.1), abs=1e-3)
+    assert jackknife_interval(0.5, [0.4, None]) is None
+    # a paired difference of balanced accuracy: each group's counts left out in turn, by hand
+    gold, a, b = [T, F, T, F, T, F], [T, T, F, F, T, F], [T, F, T, F, F, F]
+    pairs = [0, 0, 1, 1, 2, 2]
+    difference, interval = paired_balanced_accuracy_difference(gold, a, b, resamples=300, groups=pairs)
+    def bacc_difference(ix):
+        g, pa, pb = (np.array(x)[ix] for x in (gold, a, b))
+        return balanced_accuracy(g, pb) - balanced_accuracy(g, pa)
+    keep = np.arange(6)
+    assert difference == pytest.approx(bacc_difference(keep))
+    by_hand = jackknife_interval(difference, [bacc_difference(keep[np.array(pairs) != k]) for k in range(3)],
+                                 bounds=(-1.0, 1.0))
+    _, apart = paired_balanced_accuracy_difference(gold, a, b, resamples=300)
+    assert interval == pytest.approx((min(by_hand[0], apart[0]), max(by_hand[1], apart[1])))
 
 
 def test_connected_groups_join_items_that_share_a_key_through_others():
@@ -199,12 +244,17 @@ def test_validate_judge_draws_rows_that_share_a_claim_or_passage_together():
     width = {name: hi - lo for name, (lo, hi) in (("groups", grouped["balanced_accuracy_ci"]),
                                                   ("rows", by_rows["balanced_accuracy_ci"]))}
     assert width["groups"] > 1.2 * width["rows"]
-    # fewer than 10 groups are too few to draw whole: the rows are drawn one by one, and the groups counted
-    # (`_rows()`: passages "yes" (r1, r4, r6) and "no" (r2, r3, r5))
+    # fewer than 10 groups are too few to draw whole: the span of a jackknife over them and the rows drawn
+    # one by one (`_rows()`: passages "yes" (r1, r4, r6) and "no" (r2, r3, r5))
     few = validate_judge(_rows(), ScoreJudge(), resamples=200)
-    assert few["resampling"] == {"by": "rows", "units": 6, "groups": 2, "largest": 3}
-    assert few["balanced_accuracy_ci"] == validate_judge(_rows(), ScoreJudge(), resamples=200,
-                                                         resample_by="rows")["balanced_accuracy_ci"]
+    assert few["resampling"] == {"by": "jackknife", "units": 2, "largest": 3}
+    apart = validate_judge(_rows(), ScoreJudge(), resamples=200, resample_by="rows")["balanced_accuracy_ci"]
+    # here both groups left out give the same figure, so the interval is the rows': never narrower than them
+    assert few["balanced_accuracy_ci"] == apart
+    # one group only: nothing varies between groups, so the rows are drawn one by one, and the group counted
+    one = parse_rows([json.dumps(_row(k, "full" if k % 2 else "none", "a", "en", "the same passage")) for k in range(6)])
+    assert validate_judge(one, ScoreJudge(), resamples=50)["resampling"] == {"by": "rows", "units": 6, "groups": 1,
+                                                                              "largest": 6}
     # every row its own passage and claim: the groups are the rows, and so are the intervals
     apart = parse_rows([json.dumps({**r, "claim": f"claim {r['id']}"}) for r in
                         (_row(f"{k}.{j}", "full" if k % 3 else "none", "a", "en", f"{'yes' if k % 2 else 'no'} {k}.{j}")
@@ -426,9 +476,10 @@ def test_validate_judge_command(tmp_path, runner):
     assert "\nthe judge has seen: unknown (test-score reads no judge directory)\n" in res.output
     assert "contradicts" in res.output  # the confusion matrix header
     # rows 2 and 3 cite the same passage ("no"): two groups, too few to draw whole
-    assert ("intervals: bootstrap 95 % (percentile, fixed seed), drawing the 3 rows one by one (they share "
-            "claims or passages in only 2 groups, too few to draw whole) (fewer than 10: read the intervals as "
-            "too narrow)\n") in res.output
+    assert ("intervals: bootstrap 95 % (percentile, fixed seed); but rows that share a claim or a passage make "
+            "only 2 groups (the largest 2 rows), too few to draw whole: each interval spans a jackknife (each "
+            "group left out in turn, the figure ± t(1) × its standard error) and the rows drawn one by one\n"
+            ) in res.output
     res = runner.invoke(group, ["validate-judge", str(data), "--judge", "test-score", "--resamples", "50",
                                 "--resample-by", "rows"])
     assert res.exit_code == 0 and "drawing the 3 rows one by one (fewer than 10" in res.output

@@ -109,7 +109,8 @@ def connected_groups(keys: Sequence[Iterable[Hashable]]) -> list[int]:
 
 
 # Fewer groups than this are too few to draw whole: two or three groups drawn with replacement give a
-# handful of distinct resamples, and an interval narrower than drawing the items one by one.
+# handful of distinct resamples, and an interval narrower than drawing the items one by one. From 2 groups
+# up to this, an interval spans a jackknife (one group left out at a time) and the items drawn one by one.
 MIN_GROUPS = 10
 
 
@@ -118,7 +119,9 @@ def drawing(resample_by: str, unit: str, n: int,
     """What the intervals of `n` items draw, and what the output says of it. `resample_by` is "groups" or
     single items, `unit` + "s" ("rows", "pairs"); anything else is a ValueError. For "groups", whole groups
     (`groups_of()`: a group number for each item, `connected_groups`) when there are at least MIN_GROUPS
-    of them, else single items, and then how many groups they made."""
+    of them; with 2 to MIN_GROUPS - 1, the same groups, for an interval that spans a jackknife over them
+    and the items drawn one by one (`by` "jackknife"); with one group only, single items, and then how
+    many groups they made."""
     if resample_by not in ("groups", f"{unit}s"):
         raise ValueError(f"resample_by must be one of groups, {unit}s, not {resample_by!r}")
     if resample_by != "groups":
@@ -126,9 +129,57 @@ def drawing(resample_by: str, unit: str, n: int,
     groups = list(groups_of())
     sizes = Counter(groups)
     made = {"groups": len(sizes), "largest": max(sizes.values(), default=0)}
-    if len(sizes) < MIN_GROUPS and len(sizes) < n:  # too few to draw whole: the items one by one
+    if len(sizes) < 2 and len(sizes) < n:  # one group: nothing varies between groups, the items one by one
         return None, {"by": f"{unit}s", "units": n, **made}
-    return groups, {"by": "groups", "units": len(sizes), "largest": made["largest"]}
+    by = "groups" if len(sizes) >= MIN_GROUPS else "jackknife"
+    return groups, {"by": by, "units": len(sizes), "largest": made["largest"]}
+
+
+def t_quantile(p: float, df: int) -> float:
+    """The `p`-quantile (0.5 < p < 1) of Student's t with `df` degrees of freedom: bisection on its
+    distribution function, integrated numerically from the density (no scipy for one number)."""
+    if not 0.5 < p < 1 or df < 1:
+        raise ValueError(f"t_quantile needs 0.5 < p < 1 and df >= 1, got p={p}, df={df}")
+    from math import gamma, pi, sqrt
+
+    scale = gamma((df + 1) / 2) / (sqrt(df * pi) * gamma(df / 2))
+
+    def cdf(x: float) -> float:  # 0.5 + the density's integral from 0 to x (Simpson's rule)
+        t = np.linspace(0.0, x, 4001)
+        f = scale * (1 + t * t / df) ** (-(df + 1) / 2)
+        return 0.5 + (x / 4000 / 3) * (f[0] + f[-1] + 4 * f[1:-1:2].sum() + 2 * f[2:-1:2].sum())
+
+    low, high = 0.0, 1.0
+    while cdf(high) < p:
+        high *= 2
+    for _ in range(60):
+        mid = (low + high) / 2
+        low, high = (mid, high) if cdf(mid) < p else (low, mid)
+    return (low + high) / 2
+
+
+def widest(*intervals: tuple[float, float] | None) -> tuple[float, float] | None:
+    """The span of the intervals that are there (None when none is)."""
+    there = [i for i in intervals if i is not None]
+    return (min(lo for lo, _ in there), max(hi for _, hi in there)) if there else None
+
+
+def jackknife_interval(estimate: float, left_out: Iterable[float | None], level: float = 0.95,
+                       bounds: tuple[float, float] | None = None) -> tuple[float, float] | None:
+    """The interval `estimate` ± t(G - 1) × the jackknife's standard error, from the figure recomputed
+    with each of G groups left out in turn (`left_out`; one where it is undefined is dropped), clipped to
+    `bounds`. For 2 to 9 groups, where a bootstrap drawing whole groups has too few distinct resamples:
+    t's quantile makes it wide with few groups, as it should be. None with fewer than 2 defined values."""
+    values = np.asarray([v for v in left_out if v is not None and not np.isnan(v)], dtype=float)
+    g = values.size
+    if g < 2:
+        return None
+    error = float(np.sqrt((g - 1) / g * np.sum((values - values.mean()) ** 2)))
+    half = t_quantile(1.0 - (1.0 - level) / 2.0, g - 1) * error
+    lo, hi = estimate - half, estimate + half
+    if bounds is not None:
+        lo, hi = max(lo, bounds[0]), min(hi, bounds[1])
+    return float(lo), float(hi)
 
 
 def _renumbered(groups: Sequence[int]) -> np.ndarray:
@@ -138,13 +189,17 @@ def _renumbered(groups: Sequence[int]) -> np.ndarray:
 
 
 def bootstrap_interval(statistic: Callable[[np.ndarray], float | None], n: int, resamples: int = 1000,
-                       seed: int = 0, level: float = 0.95,
-                       groups: Sequence[int] | None = None) -> tuple[float, float] | None:
+                       seed: int = 0, level: float = 0.95, groups: Sequence[int] | None = None,
+                       bounds: tuple[float, float] | None = None) -> tuple[float, float] | None:
     """Percentile interval of `statistic(indices)` over `resamples` resamples of range(n) with
     replacement; resamples where the statistic is undefined are skipped. With `groups` (a group number
     for each item), whole groups are drawn, as many as there are, and each brings all its items: rows
     that share a passage or a claim are not independent, and drawing them one by one narrows the
-    interval. Items that share nothing give the same draws as without `groups`."""
+    interval. Items that share nothing give the same draws as without `groups`. With 2 to MIN_GROUPS - 1
+    groups, too few to draw whole: the span of two intervals, each group left out in turn
+    (`jackknife_interval`, clipped to `bounds`, the values the statistic can take) and the items drawn
+    one by one. Two or three groups can happen to agree, and their jackknife then claims a certainty
+    that the items themselves do not give."""
     if groups is not None and len(groups) != n:
         raise ValueError(f"groups: one group number for each of the {n} items, got {len(groups)}")
     if n == 0 or resamples <= 0:
@@ -152,6 +207,11 @@ def bootstrap_interval(statistic: Callable[[np.ndarray], float | None], n: int, 
     numbers = _renumbered(groups) if groups is not None else None
     k = int(numbers.max()) + 1 if numbers is not None else n
     items = np.arange(n)
+    if numbers is not None and 2 <= k < MIN_GROUPS:  # too few to draw whole
+        estimate = statistic(items)
+        jackknife = (None if estimate is None or np.isnan(estimate) else
+                     jackknife_interval(estimate, (statistic(items[numbers != g]) for g in range(k)), level, bounds))
+        return widest(jackknife, bootstrap_interval(statistic, n, resamples, seed, level))
     rng = np.random.default_rng(seed)
     values = []
     for _ in range(resamples):
@@ -241,12 +301,13 @@ def metrics(gold: Sequence[str], pred: Sequence[str], scores: Sequence[float | N
     n = len(gold)
     everything = np.arange(n)
     out: dict[str, Any] = {"n": n, "n_full": int(gb.sum())}
-    for name, fn in (("balanced_accuracy", bacc), ("auc", auc), ("kappa", kappa)):
+    for name, fn, bounds in (("balanced_accuracy", bacc, (0.0, 1.0)), ("auc", auc, (0.0, 1.0)),
+                             ("kappa", kappa, (-1.0, 1.0))):
         if name == "auc" and not have_scores:
             out[name], out[f"{name}_ci"] = None, None
             continue
         out[name] = fn(everything) if n else None
-        out[f"{name}_ci"] = (bootstrap_interval(fn, n, resamples, seed, groups=groups)
+        out[f"{name}_ci"] = (bootstrap_interval(fn, n, resamples, seed, groups=groups, bounds=bounds)
                               if out[name] is not None else None)
     out["confusion"] = confusion(list(g), list(p))
     return out
@@ -345,7 +406,8 @@ def paired_balanced_accuracy_difference(gold: Sequence[bool], pred_a: Sequence[b
     items once and recomputing both judges' recalls from their counts on those items. Balanced
     accuracy is the mean of two ratios, not one, so it is taken from the resampled counts here; with
     one class only it is that class's recall, as `balanced_accuracy` says. (None, None) for no items.
-    With `groups` (a group number for each item), a resample draws whole groups, as
+    With `groups` (a group number for each item), a resample draws whole groups, or, with 2 to
+    MIN_GROUPS - 1 of them, the interval spans a jackknife and the items drawn one by one, as
     `bootstrap_interval` does."""
     g = np.asarray(gold, dtype=bool)
     if g.size == 0:
@@ -370,5 +432,8 @@ def paired_balanced_accuracy_difference(gold: Sequence[bool], pred_a: Sequence[b
         numbers = _renumbered(groups)
         by_group = np.zeros((int(numbers.max()) + 1, columns.shape[1]))
         np.add.at(by_group, numbers, columns)
+        if 2 <= len(by_group) < MIN_GROUPS:  # too few to draw whole: as bootstrap_interval does
+            jackknife = jackknife_interval(point, difference(by_group.sum(axis=0) - by_group), level, (-1.0, 1.0))
+            return point, widest(jackknife, _percentiles(difference(_resampled_sums(columns, resamples, seed)), level))
         columns = by_group
     return point, _percentiles(difference(_resampled_sums(columns, resamples, seed)), level)

@@ -322,7 +322,8 @@ def figures(human: Sequence[str], judge: Sequence[str], resamples: int = 1000, s
     n = len(same)
     out["agree"] = int(same.sum())
     out["agreement"] = float(same.mean()) if n else None
-    out["agreement_ci"] = (bootstrap_interval(lambda ix: float(same[ix].mean()), n, resamples, seed, groups=groups)
+    out["agreement_ci"] = (bootstrap_interval(lambda ix: float(same[ix].mean()), n, resamples, seed, groups=groups,
+                                              bounds=(0.0, 1.0))
                            if n else None)
     out["undefined"] = None
     if n < min_pairs:
