@@ -148,7 +148,7 @@ def test_cross_validated_intervals_draw_whole_groups_of_pairs():
     assert grouped["balanced_accuracy"] == single["balanced_accuracy"]
     width = lambda f: f["balanced_accuracy_ci"][1] - f["balanced_accuracy_ci"][0]  # noqa: E731
     assert width(grouped) > width(single)  # twins right or wrong together are one piece of evidence
-    # a route of fewer than 10 groups: a jackknife over them beside its pairs drawn one by one, and it says so
+    # a route of fewer than 20 groups: a jackknife over them beside its pairs drawn one by one, and it says so
     few = adapt.figures_of(rows, adapt.pair_groups(team), adapt.Settings(resamples=50))(ix[:8], _judged(pred))
     assert few["resampling"] == {"by": "jackknife", "units": 4, "largest": 2}
     text = "\n".join(adapted_dir._route_lines("english", {"base": grouped, "adapted": grouped}))

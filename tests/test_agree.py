@@ -287,10 +287,10 @@ def test_cli_text(run, labels, runner):
 
 
 def test_intervals_draw_pairs_that_share_a_passage_together(tmp_path, runner):
-    # 24 claims, two citing each of 12 passages: 12 groups. The run (curated) and the person disagree on
+    # 48 claims, two citing each of 24 passages: 24 groups. The run (curated) and the person disagree on
     # both claims of the first three passages.
-    cited = [f"S{k}" for k in range(12) for _ in range(2)]
-    run_labels = ["full" if i % 4 < 2 else "none" for i in range(24)]
+    cited = [f"S{k}" for k in range(24) for _ in range(2)]
+    run_labels = ["full" if i % 4 < 2 else "none" for i in range(48)]
     human = [("none" if label == "full" else "full") if i < 6 else label for i, label in enumerate(run_labels)]
     statements = [{"text": f"Claim {i} holds.", "citations": [p]} for i, p in enumerate(cited)]
     case = make_case(statements, sources=tuple(dict.fromkeys(cited)),
@@ -309,15 +309,15 @@ def test_intervals_draw_pairs_that_share_a_passage_together(tmp_path, runner):
         return json.loads(result.output)
 
     grouped, single = found(), found(labels, "--resample-by", "pairs")
-    assert grouped["resampling"] == {"by": "groups", "units": 12, "largest": 2}
-    assert single["resampling"] == {"by": "pairs", "units": 24}
-    assert grouped["agreement"] == single["agreement"] == pytest.approx(18 / 24)
+    assert grouped["resampling"] == {"by": "groups", "units": 24, "largest": 2}
+    assert single["resampling"] == {"by": "pairs", "units": 48}
+    assert grouped["agreement"] == single["agreement"] == pytest.approx(42 / 48)
     # a claim's twin agrees or disagrees with it: drawing them apart claims more certainty than there is
     width = {k: r["agreement_ci"][1] - r["agreement_ci"][0] for k, r in (("groups", grouped), ("pairs", single))}
     assert width["groups"] > 1.2 * width["pairs"]
     text = runner.invoke(main, ["agree", str(out), "--labels", labels, "--resamples", "50"]).output
     assert text.endswith("intervals: bootstrap 95 % (percentile, 50 resamples, seed 0), drawing whole groups of "
-                         "pairs that share a claim or a passage: 12 groups, the largest 2 pairs\n")
+                         "pairs that share a claim or a passage: 24 groups, the largest 2 pairs\n")
     # the labels of four passages only: 4 groups, too few to draw whole: a jackknife beside the pairs one by one
     few = _write_jsonl(tmp_path / "few.jsonl", [_row(f"h{i}", f"Claim {i} holds.", p, label)
                                                 for i, (p, label) in enumerate(zip(cited, human)) if i < 8])

@@ -131,15 +131,15 @@ def test_paired_balanced_accuracy_difference_hand_computed():
     # one class only: each judge's recall of it, 1/2 and 1
     assert paired_balanced_accuracy_difference([T, T], [T, F], [T, T], resamples=0) == (pytest.approx(0.5), None)
     assert paired_balanced_accuracy_difference([], [], []) == (None, None)
-    # groups: items sharing nothing draw as before (ten or more of them); each item twice over, the copies
+    # groups: items sharing nothing draw as before (twenty or more of them); each item twice over, the copies
     # one group, draws as the items alone
-    gold12, a12, b12 = gold * 3, a * 3, b * 3
-    alone = paired_balanced_accuracy_difference(gold12, a12, b12, resamples=300, seed=2)
-    assert paired_balanced_accuracy_difference(gold12, a12, b12, resamples=300, seed=2,
-                                               groups=[5 + i for i in range(12)]) == alone
-    twice = [x for x in zip(gold12, a12, b12) for _ in range(2)]
+    gold20, a20, b20 = gold * 5, a * 5, b * 5
+    alone = paired_balanced_accuracy_difference(gold20, a20, b20, resamples=300, seed=2)
+    assert paired_balanced_accuracy_difference(gold20, a20, b20, resamples=300, seed=2,
+                                               groups=[5 + i for i in range(20)]) == alone
+    twice = [x for x in zip(gold20, a20, b20) for _ in range(2)]
     assert paired_balanced_accuracy_difference(*zip(*twice), resamples=300, seed=2,
-                                               groups=[i // 2 for i in range(24)]) == (pytest.approx(0.25), alone[1])
+                                               groups=[i // 2 for i in range(40)]) == (pytest.approx(0.25), alone[1])
 
 
 def test_fewer_than_ten_groups_leave_each_out_in_turn():
@@ -223,12 +223,12 @@ def test_grouped_bootstrap_draws_whole_groups():
 
 
 def _paired_rows():
-    """24 rows, two citing each of 12 passages; ScoreJudge calls a row full when its passage says yes. The
-    person labels passages 0-2 the other way, so the judge is wrong on both rows of each."""
+    """48 rows, two citing each of 24 passages; ScoreJudge calls a row full when its passage says yes. The
+    person labels passages 0-5 the other way, so the judge is wrong on both rows of each."""
     rows = []
-    for k in range(12):
+    for k in range(24):
         says = "yes" if k % 2 else "no"
-        label = ("full" if says == "yes" else "none") if k >= 3 else ("none" if says == "yes" else "full")
+        label = ("full" if says == "yes" else "none") if k >= 6 else ("none" if says == "yes" else "full")
         rows += [_row(f"{k}.{j}", label, "a", "en", f"{says} {k}") for j in range(2)]
     return parse_rows([json.dumps({**r, "claim": f"claim {r['id']}"}) for r in rows])
 
@@ -236,15 +236,15 @@ def _paired_rows():
 def test_validate_judge_draws_rows_that_share_a_claim_or_passage_together():
     rows = _paired_rows()
     grouped = validate_judge(rows, ScoreJudge(), resamples=300)
-    assert grouped["resampling"] == {"by": "groups", "units": 12, "largest": 2}
+    assert grouped["resampling"] == {"by": "groups", "units": 24, "largest": 2}
     by_rows = validate_judge(rows, ScoreJudge(), resamples=300, resample_by="rows")
-    assert by_rows["resampling"] == {"by": "rows", "units": 24}
+    assert by_rows["resampling"] == {"by": "rows", "units": 48}
     assert grouped["balanced_accuracy"] == by_rows["balanced_accuracy"]  # the figure itself is the same
     # a row's twin is right or wrong with it: drawing them apart claims more certainty than there is
     width = {name: hi - lo for name, (lo, hi) in (("groups", grouped["balanced_accuracy_ci"]),
                                                   ("rows", by_rows["balanced_accuracy_ci"]))}
     assert width["groups"] > 1.2 * width["rows"]
-    # fewer than 10 groups are too few to draw whole: the span of a jackknife over them and the rows drawn
+    # fewer than 20 groups are too few to draw whole: the span of a jackknife over them and the rows drawn
     # one by one (`_rows()`: passages "yes" (r1, r4, r6) and "no" (r2, r3, r5))
     few = validate_judge(_rows(), ScoreJudge(), resamples=200)
     assert few["resampling"] == {"by": "jackknife", "units": 2, "largest": 3}

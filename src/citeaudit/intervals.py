@@ -11,7 +11,7 @@ def what_was_drawn(resampling: dict | None, unit: str, sharing: tuple[str, str] 
     """What a bootstrap drew (`drawing`'s account), for the end of an intervals line: `, drawing whole
     groups of rows that share a claim or a passage: N groups, the largest M rows`, or `, drawing the N
     rows one by one` (and, when they made one group only, so); a warning when there were fewer than
-    FEW_UNITS to draw. With 2 to 9 groups, the line says each interval spans a jackknife over the groups
+    FEW_UNITS to draw. With 2 to 19 groups, the line says each interval spans a jackknife over the groups
     and the items drawn one by one. `unit`: "row" or "pair"; `sharing`: what puts items in one group,
     said of one item and of many."""
     if not resampling:

@@ -248,7 +248,7 @@ def compare(log_a: RunLog, log_b: RunLog, system_a: str | None = None, system_b:
     Each measure's difference (B minus A) is taken on the answers both runs have, with a paired
     bootstrap interval (`resamples` resamples of those answers, `seed` fixed); the labels of the
     claims both runs make are compared with Cohen's kappa and a confusion table, their intervals drawing
-    the claims of an answer together (from 2 to 9 answers, the span of a jackknife over them and the
+    the claims of an answer together (from 2 to 19 answers, the span of a jackknife over them and the
     claims drawn one by one); the claims whose label changed come most consequential first
     (CHANGE_RANKS), then by their share of their answer."""
     if (system_a is None) != (system_b is None):
