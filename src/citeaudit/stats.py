@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Sequence
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -131,12 +132,16 @@ def drawing(resample_by: str, unit: str, n: int,
     groups = list(groups_of())
     sizes = Counter(groups)
     made = {"groups": len(sizes), "largest": max(sizes.values(), default=0)}
-    if len(sizes) < 2 and len(sizes) < n:  # one group: nothing varies between groups, the items one by one
+    if len(sizes) >= MIN_GROUPS or len(sizes) == n < 2:  # enough groups, or no more than one item
+        by = "groups"
+    elif len(sizes) >= 2:
+        by = "jackknife"
+    else:  # one group of several items: nothing varies between groups, the items one by one
         return None, {"by": f"{unit}s", "units": n, **made}
-    by = "groups" if len(sizes) >= MIN_GROUPS else "jackknife"
     return groups, {"by": by, "units": len(sizes), "largest": made["largest"]}
 
 
+@lru_cache(maxsize=64)
 def t_quantile(p: float, df: int) -> float:
     """The `p`-quantile (0.5 < p < 1) of Student's t with `df` degrees of freedom: bisection on its
     distribution function, integrated numerically from the density (no scipy for one number)."""
