@@ -142,10 +142,19 @@ def test_paired_balanced_accuracy_difference_hand_computed():
                                                groups=[i // 2 for i in range(40)]) == (pytest.approx(0.25), alone[1])
 
 
-def test_fewer_than_ten_groups_leave_each_out_in_turn():
+def test_fewer_than_twenty_groups_leave_each_out_in_turn():
     import numpy as np
 
-    from citeaudit.stats import jackknife_interval, paired_balanced_accuracy_difference, t_quantile
+    from citeaudit.stats import MIN_GROUPS, drawing, jackknife_interval, paired_balanced_accuracy_difference, t_quantile
+
+    # what is drawn, by how many groups: whole groups from MIN_GROUPS up, a jackknife from 2, and one group
+    # of several items is drawn item by item; no items, or one, stay as they were
+    many = list(range(MIN_GROUPS))
+    assert drawing("groups", "row", MIN_GROUPS, lambda: many)[1] == {"by": "groups", "units": MIN_GROUPS, "largest": 1}
+    assert drawing("groups", "row", 3, lambda: [4, 7, 7]) == ([4, 7, 7], {"by": "jackknife", "units": 2, "largest": 2})
+    assert drawing("groups", "row", 3, lambda: [0, 0, 0]) == (None, {"by": "rows", "units": 3, "groups": 1, "largest": 3})
+    assert drawing("groups", "row", 1, lambda: [0])[1] == {"by": "groups", "units": 1, "largest": 1}
+    assert drawing("groups", "row", 0, list)[1] == {"by": "groups", "units": 0, "largest": 0}
 
     # Student's t, 97.5 % point, against the printed tables
     for df, table in ((1, 12.706), (2, 4.303), (4, 2.776), (9, 2.262), (30, 2.042)):
