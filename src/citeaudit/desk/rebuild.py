@@ -61,6 +61,8 @@ def candidate_specs(signature: str) -> list[str]:
             options.append("zh=embedding")
         if "band" in fields:
             options.append(f"band={fields['band']}")
+        if fields.get("silent") == "unsure":
+            options.append("silent=unsure")
         directory = signature[len("model:"):].split("[", 1)[0]
         if directory != SHIPPED_MODEL:
             if not Path(directory).is_dir():

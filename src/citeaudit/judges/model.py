@@ -283,15 +283,24 @@ class PassageEncodedJudge(CrossEncoderJudge):
         return self._scored(len(requests), [(i, windows) for i, windows, _, _ in pairs], probs)
 
 
+def _unsure_when_silent(judgment: Judgment) -> Judgment:
+    """model:silent=unsure: a short pair no rule decided is unsure, its label kept as the best guess."""
+    if judgment.uncertain:
+        return judgment
+    return judgment.model_copy(update={"uncertain": True, "explanation": (judgment.explanation or "") + (
+        "; uncertain: a short pair the plain reading leaves silent and no rule decided (silent=unsure)")})
+
+
 class ModelJudge:
     name = "model"
 
     def __init__(self, path: str | Path | None = None, guard: bool = True, threads: int | None = None,
                  zh: str | None = None, batch_size: int = 1, calibrated: bool = True,
                  band: float | None = None, plain: bool = True, short: bool = True, pick: str = "support",
-                 e5: str = "onnx"):
+                 e5: str = "onnx", silent: str = "model"):
         self.options = MODEL.of(path=path, guard=guard, threads=threads, zh=zh, batch_size=batch_size,
-                                calibrated=calibrated, band=band, plain=plain, short=short, pick=pick, e5=e5)  # checked: a JudgeSetupError names a bad one
+                                calibrated=calibrated, band=band, plain=plain, short=short, pick=pick, e5=e5,
+                                silent=silent)  # checked: a JudgeSetupError names a bad one
         self.judge_dir = model_dir(self.options["path"])
         self.path = self.judge_dir.path
         self.inner = PassageEncodedJudge(self.path, batch_size=self.options["batch"], threads=self.options["threads"])
@@ -299,6 +308,7 @@ class ModelJudge:
         self.guard = self.options["guard"]
         self.plain = self.options["plain"]
         self.short = self.plain and self.options["short"]
+        self.silent_unsure = self.plain and self.options["silent"] == "unsure"
         fitted = self.judge_dir.calibration
         self.calibration = fitted if self.options["calibration"] else None
         v2 = self.options["path"] is None or hands_chinese_to_v2(self.judge_dir)
@@ -324,7 +334,8 @@ class ModelJudge:
         self.signature = (f"model:{self.path.name}[{self.inner.signature}]"
                           + self.options.signature(calibration=self.calibration is not None, band=self.band,
                                                    zh=zh_shown,  # without a calibration, p(full) picks
-                                                   pick=self.options["pick"] if self.calibration is not None else "full")
+                                                   pick=self.options["pick"] if self.calibration is not None else "full",
+                                                   silent="unsure" if self.silent_unsure else "model")
                           + "|sets=parts")
 
     def _chinese_hash(self) -> str:
@@ -410,6 +421,7 @@ class ModelJudge:
                                     f"({self.zh_judge.signature}), not the model, whose vocabulary reads most "
                                     "Chinese as [UNK]; " + (j.explanation or ""))})
         settled = [False] * len(requests)  # a `full` the plain reading gave or confirmed: the guard's checks are made
+        readings: list = [None] * len(requests)
         if self.plain:
             readings = [self.plain_reading(r) for r in requests]
             read = [self._apply_reading(r, j, found) for r, j, found in zip(requests, out, readings)]
@@ -421,9 +433,15 @@ class ModelJudge:
                 for i, s in zip(silent, self.short_judge.judge_batch([requests[i] for i in silent])):
                     out[i] = short_pairs.decide(out[i], s.scores["similarity"], self.band, requests[i].text)
         if guard:
-            out = [j if done else self.apply_guard(r, j, text)
-                   for r, j, text, done in zip(requests, out, evidence, settled)]
-        return out  # type: ignore[return-value]
+            guarded = [j if done else self.apply_guard(r, j, text)
+                       for r, j, text, done in zip(requests, out, evidence, settled)]
+        else:
+            guarded = out
+        if self.silent_unsure:  # where no rule spoke (neither the reading nor the guard), the pair waits
+            guarded = [_unsure_when_silent(after) if found is None and after.label == before.label
+                       and short_pairs.is_short(r) else after
+                       for r, found, before, after in zip(requests, readings, out, guarded)]
+        return guarded  # type: ignore[return-value]
 
     def _window_rank(self, requests: Sequence[Request]) -> WindowRank | None:
         """pick=support: a request's windows ranked by calibrated p(support), which weighs the claim's words
