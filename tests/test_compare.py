@@ -55,6 +55,26 @@ def test_a_shared_difficulty_cancels_out_of_a_paired_interval():
     assert 0 < lo < value < hi and hi - lo < 0.06
 
 
+def test_a_paired_interval_of_few_answers_spans_a_jackknife_over_them():
+    """From 2 to 19 answers the percentile interval is widened to span the t interval of the difference
+    recomputed with each answer left out in turn."""
+    from citeaudit.stats import jackknife_interval, widest
+
+    den = np.array([[4], [2], [3], [4], [1], [2]])
+    a, b = np.array([[1], [2], [0], [3], [1], [1]]), np.array([[3], [2], [2], [4], [1], [2]])
+    ((value, interval),) = paired_ratio_differences(a, den, b, den)
+
+    def paired(ix):
+        return b[ix].sum() / den[ix].sum() - a[ix].sum() / den[ix].sum()
+
+    keep = np.arange(6)
+    by_hand = jackknife_interval(value, [paired(keep[keep != i]) for i in range(6)], bounds=(-1.0, 1.0))
+    assert interval == pytest.approx(widest(bootstrap_interval(paired, 6), by_hand))
+    assert interval[0] < by_hand[0] + 1e-9 and interval[1] > by_hand[1] - 1e-9
+    # one answer: nothing to leave out, and every resample the same
+    assert paired_ratio_differences([[1]], [[2]], [[2]], [[2]]) == [(0.5, (0.5, 0.5))]
+
+
 def test_an_undefined_figure_has_no_difference():
     assert paired_ratio_differences([[0]], [[0]], [[1]], [[1]]) == [(None, None)]
     assert paired_ratio_differences([], [], [], []) == []
@@ -249,7 +269,7 @@ def test_cli_text_names_runs_and_lists_changes(runner, tmp_path):
     header = out.splitlines()[0]
     assert "rag-v1 (25 answers)" in header and "rag-v2 (25 answers)" in header
     assert "rag-v2 − rag-v1 on 25 paired answers" in header
-    assert "(1000 resamples, seed 0)" in out
+    assert "(1000 resamples, seed 0; from 2 to 19 answers, widened to span a jackknife's t interval)" in out
     assert "confusion (rows: rag-v1, columns: rag-v2)" in out
     assert "claims whose label changed, most consequential first (25; 5 more with --details)" in out
     assert out.count("none → partial") == 20

@@ -134,20 +134,28 @@ def test_markdown_puts_the_summary_first_with_one_table_per_system():
 
 def test_an_interval_resamples_the_answers_counts():
     """A's answers alternate between 0/3 and 3/3 supported: the interval is the bootstrap of that
-    ratio over the answers, and it holds the figure."""
+    ratio over the answers, and it holds the figure; from fewer than 20 answers, widened to span the
+    t interval of a jackknife over them."""
+    from citeaudit.stats import jackknife_interval, widest
+
     def edit(i, answer):
         if answer["system"] == "A":
             answer["metrics"]["support"].update(numerator=3 * (i % 2), value=float(i % 2))
 
-    log = as_log(copied_run(10, edit))
-    table = next(t for t in summary_tables(log.results) if t.title == "system A")
-    row = next(r for r in table.rows if r.measure == "support")
-    assert (row.figure.numerator, row.figure.denominator) == (15, 30)
-    support = [a.metrics["support"] for a in log.results.answers if a.system == "A"]
-    num = [r.numerator for r in support]
-    expected = bootstrap_interval(lambda ix: sum(num[i] for i in ix) / (3 * len(ix)), len(support))
-    assert row.interval == pytest.approx(expected)
-    assert row.interval[0] < 0.5 < row.interval[1]
+    for answers in (20, 10):
+        log = as_log(copied_run(answers, edit))
+        table = next(t for t in summary_tables(log.results) if t.title == "system A")
+        row = next(r for r in table.rows if r.measure == "support")
+        assert (row.figure.numerator, row.figure.denominator) == (3 * answers // 2, 3 * answers)
+        support = [a.metrics["support"] for a in log.results.answers if a.system == "A"]
+        num = [r.numerator for r in support]
+        expected = bootstrap_interval(lambda ix: sum(num[i] for i in ix) / (3 * len(ix)), len(support))
+        if answers < 20:  # each answer left out in turn: 4/9 or 5/9 supported
+            left_out = [(sum(num) - k) / (3 * (answers - 1)) for k in num]
+            expected = widest(expected, jackknife_interval(0.5, left_out, bounds=(0.0, 1.0)))
+            assert expected[1] - expected[0] > 0.6  # the t interval of ten 0-or-1 answers
+        assert row.interval == pytest.approx(expected)
+        assert row.interval[0] < 0.5 < row.interval[1]
 
 
 def test_the_worst_answers_are_the_lowest_supported_and_the_rest_are_counted():

@@ -361,7 +361,9 @@ def ratio_intervals(numerators: Sequence[Sequence[float]], denominators: Sequenc
                     level: float = 0.95) -> list[tuple[float, float] | None]:
     """Percentile interval of sum(numerators[:, j]) / sum(denominators[:, j]) for each figure j, over
     `resamples` resamples of the items (rows); one set of resamples serves every figure. Resamples
-    where a figure is undefined (its denominator sums to 0) are skipped for it; None when no items."""
+    where a figure is undefined (its denominator sums to 0) are skipped for it; None when no items.
+    With 2 to MIN_GROUPS - 1 items, the span of that interval and a jackknife's (`_few_items`): a
+    percentile bootstrap of a handful of items is too narrow. The figures are shares, within 0..1."""
     if len(numerators) == 0:  # no items: nothing to resample (and no columns to count)
         return []
     num = np.asarray(numerators, dtype=float).reshape(len(numerators), -1)
@@ -371,7 +373,23 @@ def ratio_intervals(numerators: Sequence[Sequence[float]], denominators: Sequenc
     sums = _resampled_sums(np.hstack([num, den]), resamples, seed)
     m = num.shape[1]
     values = _ratios(sums[:, :m], sums[:, m:])
-    return [_percentiles(values[:, j], level) for j in range(m)]
+    found = [_percentiles(values[:, j], level) for j in range(m)]
+    return _few_items(found, lambda left: _ratios(*left), (num, den), level, (0.0, 1.0))
+
+
+def _few_items(found: list, figure: Callable[[list[np.ndarray]], np.ndarray], columns: tuple[np.ndarray, ...],
+               level: float, bounds: tuple[float, float]) -> list:
+    """Each figure's interval widened to span a jackknife's when there are 2 to MIN_GROUPS - 1 items:
+    `figure` computes every figure from column sums (items × figures arrays, `columns`), for all items
+    and for each item left out in turn."""
+    n = columns[0].shape[0]
+    if not 2 <= n < MIN_GROUPS:
+        return found
+    totals = [c.sum(axis=0) for c in columns]
+    estimate = figure(totals)
+    left_out = figure([t - c for t, c in zip(totals, columns)])  # items × figures
+    return [interval if np.isnan(estimate[j]) else widest(interval, jackknife_interval(
+        float(estimate[j]), left_out[:, j], level, bounds)) for j, interval in enumerate(found)]
 
 
 def paired_ratio_differences(numerators_a: Sequence[Sequence[float]], denominators_a: Sequence[Sequence[float]],
@@ -382,7 +400,8 @@ def paired_ratio_differences(numerators_a: Sequence[Sequence[float]], denominato
     and row i of B are the same item (the same answer in two runs). A paired bootstrap: each resample
     draws item rows once and recomputes both runs' ratios from their counts on those same rows, so
     what the items share (a hard question for both) cancels out of the interval. The difference is
-    None where either figure is undefined on all items; resamples where one is undefined are skipped."""
+    None where either figure is undefined on all items; resamples where one is undefined are skipped.
+    With 2 to MIN_GROUPS - 1 items, widened to span a jackknife's interval, as `ratio_intervals` is."""
     if len(numerators_a) == 0:  # no items: no figure to take a difference of (and no columns to count)
         return []
     arrays = [np.asarray(x, dtype=float).reshape(len(numerators_a), -1)
@@ -390,18 +409,13 @@ def paired_ratio_differences(numerators_a: Sequence[Sequence[float]], denominato
     m = arrays[0].shape[1]
     total = [a.sum(axis=0) for a in arrays]
     point = _ratios(total[2], total[3]) - _ratios(total[0], total[1])
-    out: list[tuple[float | None, tuple[float, float] | None]] = []
     sums = _resampled_sums(np.hstack(arrays), resamples, seed) if resamples > 0 else None
-    for j in range(m):
-        if np.isnan(point[j]):
-            out.append((None, None))
-            continue
-        interval = None
-        if sums is not None:
-            a_num, a_den, b_num, b_den = (sums[:, k * m + j] for k in range(4))
-            interval = _percentiles(_ratios(b_num, b_den) - _ratios(a_num, a_den), level)
-        out.append((float(point[j]), interval))
-    return out
+    intervals = [None if sums is None or np.isnan(point[j]) else _percentiles(
+        _ratios(sums[:, 2 * m + j], sums[:, 3 * m + j]) - _ratios(sums[:, j], sums[:, m + j]), level) for j in range(m)]
+    if sums is not None:  # a handful of items: widened by a jackknife, as ratio_intervals does
+        intervals = _few_items(intervals, lambda s: _ratios(s[2], s[3]) - _ratios(s[0], s[1]), tuple(arrays), level,
+                               (-1.0, 1.0))
+    return [(None, None) if np.isnan(point[j]) else (float(point[j]), intervals[j]) for j in range(m)]
 
 
 def paired_balanced_accuracy_difference(gold: Sequence[bool], pred_a: Sequence[bool], pred_b: Sequence[bool],

@@ -24,7 +24,7 @@ from citeaudit.metrics.ratio import Ratio, format_interval
 from citeaudit.metrics.scoring import UNCERTAIN, UNJUDGED
 from citeaudit.metrics.signature import Signature
 from citeaudit.records import LABELS
-from citeaudit.stats import RESAMPLES, SEED, ratio_intervals
+from citeaudit.stats import MIN_GROUPS, RESAMPLES, SEED, ratio_intervals
 from citeaudit.text import visible_controls
 from citeaudit.run.diagnose import AREAS
 from citeaudit.run.results import AnswerRecord, CaseRecord, Finding, Ratios, Results, Summary, answer_json, to_json
@@ -50,7 +50,8 @@ HEADERS = {
 # The terminal shows this many answers, those with the lowest support, unless asked for every one.
 WORST = 10
 RANK_RULE = "even counting unsure claims as supported"  # worst_key's rule, as the heading says it
-INTERVAL_NOTE = f"95 % intervals: bootstrap over the items counted, {RESAMPLES} resamples, seed {SEED}"
+INTERVAL_NOTE = (f"95 % intervals: bootstrap over the items counted, {RESAMPLES} resamples, seed {SEED}; from 2 "
+                 f"to {MIN_GROUPS - 1} items, widened to span a jackknife's t interval")
 
 
 def signatures(results: Results | Summary, signature: Signature) -> list[tuple[str, str]]:

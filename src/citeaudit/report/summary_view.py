@@ -10,7 +10,7 @@ import numpy as np
 
 from citeaudit.metrics.names import ANSWER_LEVEL, DESCRIPTIONS, NOT_MEASURED, parse_at_k
 from citeaudit.metrics.ratio import format_interval, format_percent
-from citeaudit.stats import ratio_intervals
+from citeaudit.stats import MIN_GROUPS, ratio_intervals
 from citeaudit.run.results import AnswerRecord, Ratios
 
 
@@ -65,7 +65,8 @@ def _intervals(ratios: Ratios, parts: list[Ratios], unit: str) -> dict[str, tupl
         # the same resamples as the text and Markdown reports: one figure, one interval, in every format
         for measure, found in zip(resampled, ratio_intervals(num, den)):
             out[measure] = ("—", "no interval") if found is None else (
-                format_interval(*found), f"95 % bootstrap over {len(parts)} {unit}s")
+                format_interval(*found), f"95 % bootstrap over {len(parts)} {unit}s" + (
+                    ", widened to span a jackknife's t interval" if 2 <= len(parts) < MIN_GROUPS else ""))
     return out
 
 
