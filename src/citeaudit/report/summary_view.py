@@ -1,5 +1,6 @@
 """The summary tables of a report: every figure of each system as the log keeps it, its raw counts, and a
-95 % interval from a bootstrap over the answers (or cases) whose stored counts add up to it."""
+95 % interval from a bootstrap over the answers (or cases) whose stored counts add up to it (from 2 to 19
+of them, widened to span a jackknife's t interval: stats.ratio_intervals)."""
 
 from __future__ import annotations
 
