@@ -36,12 +36,9 @@ READ = ["plain", "holdout", "fresh", *(f"fresh{n}" for n in range(2, 14))]
 NEVER_READ = [f"fresh{n}" for n in range(14, 20)]
 
 
-def logit(p: float) -> float:
-    p = min(max(p, 1e-6), 1 - 1e-6)
-    return math.log(p / (1 - p))
-
-
 def support(judgment) -> float:
+    from citeaudit.judges.calibration import logit
+
     return logit(judgment.scores["support"])
 
 

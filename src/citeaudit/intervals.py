@@ -5,6 +5,8 @@ from __future__ import annotations
 
 FEW_UNITS = 10  # fewer draws than this: the line says to read the intervals as too narrow
 SHARING_CLAIM_OR_PASSAGE = ("a claim or a passage", "claims or passages")
+# what an interval over 2 to 19 items (answers, cases) is, beside its percentile bootstrap (stats.ratio_intervals)
+WIDENED = "widened to span a jackknife's t interval"
 
 
 def what_was_drawn(resampling: dict | None, unit: str, sharing: tuple[str, str] = SHARING_CLAIM_OR_PASSAGE) -> str:

@@ -432,11 +432,8 @@ class ModelJudge:
                 silent = [i for i in zh if readings[i] is None and short_pairs.is_short(requests[i])]
                 for i, s in zip(silent, self.short_judge.judge_batch([requests[i] for i in silent])):
                     out[i] = short_pairs.decide(out[i], s.scores["similarity"], self.band, requests[i].text)
-        if guard:
-            guarded = [j if done else self.apply_guard(r, j, text)
-                       for r, j, text, done in zip(requests, out, evidence, settled)]
-        else:
-            guarded = out
+        guarded = [j if done else self.apply_guard(r, j, text)
+                   for r, j, text, done in zip(requests, out, evidence, settled)] if guard else out
         if self.silent_unsure:  # where no rule spoke (neither the reading nor the guard), the pair waits
             guarded = [_unsure_when_silent(after) if found is None and after.label == before.label
                        and short_pairs.is_short(r) else after

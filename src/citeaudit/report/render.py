@@ -24,6 +24,7 @@ from citeaudit.metrics.ratio import Ratio, format_interval
 from citeaudit.metrics.scoring import UNCERTAIN, UNJUDGED
 from citeaudit.metrics.signature import Signature
 from citeaudit.records import LABELS
+from citeaudit.intervals import WIDENED
 from citeaudit.stats import MIN_GROUPS, RESAMPLES, SEED, ratio_intervals
 from citeaudit.text import visible_controls
 from citeaudit.run.diagnose import AREAS
@@ -51,7 +52,7 @@ HEADERS = {
 WORST = 10
 RANK_RULE = "even counting unsure claims as supported"  # worst_key's rule, as the heading says it
 INTERVAL_NOTE = (f"95 % intervals: bootstrap over the items counted, {RESAMPLES} resamples, seed {SEED}; from 2 "
-                 f"to {MIN_GROUPS - 1} items, widened to span a jackknife's t interval")
+                 f"to {MIN_GROUPS - 1} items, {WIDENED}")
 
 
 def signatures(results: Results | Summary, signature: Signature) -> list[tuple[str, str]]:

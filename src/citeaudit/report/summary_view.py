@@ -11,6 +11,7 @@ import numpy as np
 
 from citeaudit.metrics.names import ANSWER_LEVEL, DESCRIPTIONS, NOT_MEASURED, parse_at_k
 from citeaudit.metrics.ratio import format_interval, format_percent
+from citeaudit.intervals import WIDENED
 from citeaudit.stats import MIN_GROUPS, ratio_intervals
 from citeaudit.run.results import AnswerRecord, Ratios
 
@@ -67,7 +68,7 @@ def _intervals(ratios: Ratios, parts: list[Ratios], unit: str) -> dict[str, tupl
         for measure, found in zip(resampled, ratio_intervals(num, den)):
             out[measure] = ("—", "no interval") if found is None else (
                 format_interval(*found), f"95 % bootstrap over {len(parts)} {unit}s" + (
-                    ", widened to span a jackknife's t interval" if 2 <= len(parts) < MIN_GROUPS else ""))
+                    f", {WIDENED}" if 2 <= len(parts) < MIN_GROUPS else ""))
     return out
 
 

@@ -28,7 +28,7 @@ from citeaudit.metrics.scoring import UNCERTAIN, UNJUDGED, by_rule
 from citeaudit.records import LABELS
 from citeaudit.run.results import AnswerRecord, RatioRecord, Ratios
 from citeaudit.run.log import RunLog
-from citeaudit.intervals import what_was_drawn
+from citeaudit.intervals import WIDENED, what_was_drawn
 from citeaudit.stats import MIN_GROUPS, RESAMPLES, SEED, connected_groups, drawing, paired_ratio_differences
 
 COMPARED = N.ANSWER_MEASURES
@@ -424,7 +424,7 @@ def format_comparison(c: Comparison, every_claim: bool = False) -> str:
     out += ["  ".join(f"{x:<{w}}" for x, w in zip(row[:3], widths)) + "  " + row[3] for row in (heads, *cells)]
     unpaired = (n_a - paired, n_b - paired)
     out.append(f"differences: paired bootstrap over the answers both runs have ({c.resamples} resamples, "
-               f"seed {c.seed}; from 2 to {MIN_GROUPS - 1} answers, widened to span a jackknife's t interval); answers "
+               f"seed {c.seed}; from 2 to {MIN_GROUPS - 1} answers, {WIDENED}); answers "
                "pair by case and answer id (by case with --a-system/--b-system)")
     if any(unpaired):
         out.append(f"  {unpaired[0]} answers of {c.name_a} and {unpaired[1]} of {c.name_b} have no pair: they count in "
