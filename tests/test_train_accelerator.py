@@ -377,6 +377,56 @@ def test_fit_steps_lowers_the_plan_to_what_fits_the_budget(tiny, tmp_path, monke
     assert record["stopped_by"] == "steps" and record["steps_done"] == fitted  # the schedule ran to its end
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("precision, workers", [("fp32", 0), ("bf16", 1)])
+def test_an_interrupted_run_resumed_ends_where_an_uninterrupted_one_does(tiny, tmp_path, monkeypatch, precision, workers):
+    """train-judge --resume: killed after its step-4 checkpoint, the run picks up there (weights, optimiser,
+    dropout's random state, place in the batch plan) and ends with the weights and losses of a run never
+    stopped, on the CPU path and on the accelerator's (bf16, batches from a loader worker)."""
+    import torch
+    from safetensors.torch import load_file
+
+    from citeaudit.records import file_sha256
+    from citeaudit.training import train
+
+    base, _ = tiny
+    rng = random.Random(11)
+    examples = [{"premise": _sentence(rng), "hypothesis": _sentence(rng, 5),
+                 "label": ("full", "partial", "none", "contradicts")[i % 4], "source": "mnli_dev", "kind": "nli"}
+                for i in range(40)]
+    train.write_mix(tmp_path / "mix", examples, {"tokenizer_sha256": file_sha256(base / "tokenizer.json")})
+    plan = dict(device="cpu", base=str(base), mix=tmp_path / "mix", steps=10, batch_size=4, checkpoint=4,
+                precision=precision, workers=workers, threads=1)
+
+    whole = train.train_judge(tmp_path / "whole", work_dir=tmp_path / "w1", log=lambda *_: None, **plan)
+
+    real_lr_at = train._lr_at
+
+    def killed_at_step_6(step, *args):
+        if step == 6:
+            raise KeyboardInterrupt
+        return real_lr_at(step, *args)
+
+    monkeypatch.setattr(train, "_lr_at", killed_at_step_6)
+    with pytest.raises(KeyboardInterrupt):
+        train.train_judge(tmp_path / "resumed", work_dir=tmp_path / "w2", log=lambda *_: None, **plan)
+    assert torch.load(tmp_path / "w2" / "checkpoint.pt", weights_only=False)["step"] == 4
+    monkeypatch.setattr(train, "_lr_at", real_lr_at)
+    said: list[str] = []
+    resumed = train.train_judge(tmp_path / "resumed", work_dir=tmp_path / "w2", resume=True, log=said.append, **plan)
+
+    assert "resumed at step 4" in " ".join(said)
+    assert resumed["steps_done"] == whole["steps_done"] == 10
+    losses = [torch.load(w / "checkpoint.pt", weights_only=False)["losses"] for w in (tmp_path / "w1", tmp_path / "w2")]
+    assert len(losses[0]) == 10 and losses[0] == losses[1]
+    ours, theirs = (load_file(str(d / "model.safetensors")) for d in (tmp_path / "whole", tmp_path / "resumed"))
+    assert ours.keys() == theirs.keys()
+    assert all(torch.equal(ours[k], theirs[k]) for k in ours)
+    without_resume = train.train_judge(tmp_path / "again", work_dir=tmp_path / "w2", log=lambda *_: None,
+                                       **{**plan, "steps": 2})
+    assert without_resume["steps_done"] == 2  # without --resume a run starts afresh, not from the checkpoint
+
+
 def test_training_shows_no_library_progress_bar(tiny, tmp_path, capfd):
     """train-judge shows its own progress; transformers' bars for the weights it loads and writes stay out of
     the log, and the bars are on again afterwards for whoever had them on."""
