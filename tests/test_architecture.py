@@ -215,7 +215,38 @@ def test_every_user_error_derives_from_the_tree():
         assert cls is errors.CiteauditError or cls.exit_code in (2, 3), cls
 
 
-@pytest.mark.parametrize("alias", ["MissingExtra", "ModelSetupError", "RemoteJudgeConfigError"])
-def test_no_error_class_aliases(alias):
-    for file, _ in _modules().values():
-        assert f"{alias} =" not in file.read_text(encoding="utf-8"), f"{file}: alias {alias}"
+def _error_aliases(source: str, error_names: set[str]) -> list[str]:
+    """Names bound to an error class by assignment (`X = SomeError`, `X = errors.SomeError`) or by an
+    import under another name (`from citeaudit.errors import SomeError as X`)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            value = node.value
+            name = value.id if isinstance(value, ast.Name) else value.attr if isinstance(value, ast.Attribute) else None
+            if name in error_names:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                found += [f"{ast.unparse(t)} = {name}" for t in targets]
+        elif isinstance(node, ast.ImportFrom):
+            found += [f"{a.name} as {a.asname}" for a in node.names
+                      if a.name in error_names and a.asname and a.asname != a.name]
+    return found
+
+
+def test_no_error_class_aliases():
+    """One name for each error class: an alias lets two names drift apart in messages and `except`s."""
+    error_names = {c for m, c in _exception_classes() if m == "citeaudit.errors"}
+    assert {"CiteauditError", "MissingExtra"} <= error_names
+    aliases = {str(file): found for file, _ in _modules().values()
+               if (found := _error_aliases(file.read_text(encoding="utf-8"), error_names))}
+    assert not aliases, f"aliases of error classes: {aliases}"
+
+
+def test_the_alias_check_sees_each_way_of_making_one():
+    names = {"MissingExtra", "TrainingError"}
+    source = ("from citeaudit.errors import MissingExtra as NeedsExtra\n"
+              "import citeaudit.errors as errors\n"
+              "ModelSetupError = errors.TrainingError\n"
+              "Other: type = MissingExtra\n"
+              "from citeaudit.errors import TrainingError\n")
+    assert _error_aliases(source, names) == ["MissingExtra as NeedsExtra", "ModelSetupError = TrainingError",
+                                             "Other = MissingExtra"]

@@ -15,7 +15,9 @@ def python_blocks(page: Path) -> list[str]:
     return re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), re.S)
 
 
-def test_guard_page_blocks_run_in_order(capsys):
+def test_guard_page_blocks_run_in_order(capsys, offline):
+    """Every Python block of docs/guard.md, in order, offline (conftest's `offline`: a network connection
+    fails the test)."""
     pytest.importorskip("onnxruntime")  # one block shows the shipped model judge
     blocks = python_blocks(DOCS / "guard.md")
     assert len(blocks) >= 5

@@ -345,6 +345,9 @@ D4 = "Product catalogue. The P7 offers an Eco operating mode."
     ("Two thousand users signed up.", "Three hundred users signed up.", "number"),
     # so is a scaled number in digits (version 2 read "1.6 thousand" as the year 1600)
     ("The album has sold over 1.6 thousand copies.", "The album has sold 1.6 million copies.", "number"),
+    # and a figure with a thousands comma (version 2 read "1,500" as a year)
+    ("The museum holds 1,500 paintings.", "The museum holds 1,600 paintings.", "number"),
+    ("The museum holds 1,500 paintings.", "The museum holds 1500 paintings.", None),
     ("The pilot was validated on a thousand machines.", "The pilot ran on 1,000 machines.", None),
     # years in numerals stay years, in digits and in Chinese numerals
     ("The bridge opened in 1999.", "The bridge opened in 2001.", "year"),

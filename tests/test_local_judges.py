@@ -10,7 +10,7 @@ import pytest
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning", "ignore::DeprecationWarning")
 
 from citeaudit.cli import main
-from citeaudit.examples import load_example
+from citeaudit.examples import EXAMPLE_FILES, load_example
 from citeaudit.judges import Judgments, JudgmentStore, make_judge
 from citeaudit.errors import JudgeSetupError
 from citeaudit.judges.local import map_labels
@@ -33,16 +33,20 @@ def _judgments(report):
     return [(c.text, c.judgment.label, c.judgment.scores) for a in report.answers for c in a.claims]
 
 
-def test_hf_and_onnx_read_the_same_weights_the_same_way(models):
-    cases = load_example("returns_desk.json")
+@pytest.mark.parametrize("example", EXAMPLE_FILES)
+def test_hf_and_onnx_read_the_same_weights_the_same_way(models, example):
+    cases = load_example(example)
     hf = score_cases(cases, Judgments(make_judge(f"hf:{models['hf']}", cases)), Settings())
     onnx = score_cases(cases, Judgments(make_judge(f"onnx:{models['onnx']}", cases)), Settings())
-    for (t1, l1, s1), (t2, l2, s2) in zip(_judgments(hf), _judgments(onnx)):
+    pairs = list(zip(_judgments(hf), _judgments(onnx), strict=True))
+    assert any(s is not None for (_, _, s), _ in pairs)  # the model judged something
+    for (t1, l1, s1), (t2, l2, s2) in pairs:
         assert t1 == t2 and l1 == l2
         assert (s1 is None) == (s2 is None)  # None: an uncited claim, labelled without a model
         assert s1 is None or all(abs(s1[k] - s2[k]) < 1e-4 for k in s1)
-    claim = hf.answers[0].claims[0]
-    assert claim.judgment.evidence.passage == "S2" and claim.judgment.scores["partial"] == 0.0
+    if example == "returns_desk.json":
+        claim = hf.answers[0].claims[0]
+        assert claim.judgment.evidence.passage == "S2" and claim.judgment.scores["partial"] == 0.0
 
 
 @pytest.mark.parametrize("kind", ["hf", "onnx"])
