@@ -99,14 +99,20 @@ def layer_on_attribution(data: str | None, cache: Path, first, second) -> None:
               f"   weights {[round(w, 3) for w in layer.weights]}")
 
 
-def threshold_on_silent_pairs(data: str | None, cache: Path, judge) -> None:
-    from citeaudit.stats import balanced_accuracy, best_threshold
-
+def english_sets(data: str | None, cache: Path, judge) -> dict:
+    """Each written set's English rows, the judge's judgments of them, and whether the plain reading decides
+    each (parts 2 and 3 read the same)."""
     sets = {}
     for name in READ + NEVER_READ:
         rows = bench.rows_of(name, data, 0)
         rows, (judgments,) = english(rows, bench.judged(judge, rows, cache))
         sets[name] = rows, judgments, bench.read_by_plain(rows)
+    return sets
+
+
+def threshold_on_silent_pairs(sets: dict) -> None:
+    from citeaudit.stats import balanced_accuracy, best_threshold
+
     silent = [(r.label == "full", support(j)) for name in READ for r, j, read in zip(*sets[name]) if not read]
     cut, fitted = best_threshold([g for g, _ in silent], [s for _, s in silent])
     print(f"\n2. Short English pairs the plain reading leaves silent: {len(silent)} on the sets read, best cut at "
@@ -165,12 +171,20 @@ class Aligner:
                 "cosine": float(claim_sentence @ passage_sentence)}
 
 
-def alignment_on_silent_pairs(data: str | None, cache: Path, judge, encoder: str) -> None:
-    from citeaudit.errors import TrainingError
+def short_silent(sets: dict) -> dict[str, list[int]]:
+    """Per set, the rows of one short passage (judges/short_pairs.py) that the plain reading leaves silent."""
     from citeaudit.judges.base import Request
-    from citeaudit.judges.calibration import fit
     from citeaudit.judges.short_pairs import is_short
     from citeaudit.records import SourcePassage
+
+    return {name: [i for i, r in enumerate(rows) if not read[i] and is_short(Request.of(r.claim, [
+        SourcePassage(p.id, p.id, None, p.text, 0, len(p.text)) for p in r.passages]))]
+        for name, (rows, _, read) in sets.items()}
+
+
+def alignment_on_silent_pairs(english_rows: dict, silent_rows: dict[str, list[int]], encoder: str) -> None:
+    from citeaudit.errors import TrainingError
+    from citeaudit.judges.calibration import fit
     from citeaudit.stats import balanced_accuracy, roc_auc
 
     try:
@@ -178,14 +192,9 @@ def alignment_on_silent_pairs(data: str | None, cache: Path, judge, encoder: str
     except TrainingError as e:  # MPNet's wheels not installed
         print(f"\n3. {encoder}: not measured ({e})")
         return
-    sets = {}
-    for name in READ + NEVER_READ:
-        rows = bench.rows_of(name, data, 0)
-        rows, (judgments,) = english(rows, bench.judged(judge, rows, cache))
-        read = bench.read_by_plain(rows)
-        silent = [i for i, r in enumerate(rows) if not read[i] and is_short(Request.of(r.claim, [
-            SourcePassage(p.id, p.id, None, p.text, 0, len(p.text)) for p in r.passages]))]
-        sets[name] = rows, judgments, silent, {i: aligner.scores(rows[i].claim, rows[i].passages[0].text) for i in silent}
+    sets = {name: (rows, judgments, silent_rows[name],
+                   {i: aligner.scores(rows[i].claim, rows[i].passages[0].text) for i in silent_rows[name]})
+            for name, (rows, judgments, _) in english_rows.items()}
     keys = ("q25", "min", "cosine")
 
     def pairs(names):
@@ -205,8 +214,7 @@ def alignment_on_silent_pairs(data: str | None, cache: Path, judge, encoder: str
     def calls(layer, key, name):
         return {i: float(layer.weights[0] * f[key] + layer.bias) >= 0 for i, f in sets[name][3].items()}
 
-    judge_right = sum(g == (sets[n][1][i].label == "full") for n in READ for i in sets[n][2]
-                      for g in [sets[n][0][i].label == "full"])
+    judge_right = sum((sets[n][0][i].label == "full") == (sets[n][1][i].label == "full") for n in READ for i in sets[n][2])
     held_out = {}
     for key in keys:
         right = 0
@@ -251,9 +259,11 @@ def main() -> None:
     first = build_judge(parse_judge("model"))
     second = build_judge(parse_judge(f"model:path={shipped_model_dir(CHINESE_MODEL_NAME)},zh=model"))
     layer_on_attribution(args.data, cache, first, second)
-    threshold_on_silent_pairs(args.data, cache, first)
+    sets = english_sets(args.data, cache, first)
+    threshold_on_silent_pairs(sets)
+    silent = short_silent(sets)
     for encoder in args.encoders.split(","):
-        alignment_on_silent_pairs(args.data, cache, first, encoder)
+        alignment_on_silent_pairs(sets, silent, encoder)
 
 
 if __name__ == "__main__":
